@@ -1,0 +1,546 @@
+//! Host Rust emitters: the serial and the rayon backend.
+//!
+//! Both share one generated *row kernel*: for one grid row it slices every distinct field tap
+//! (`p[0, -2]`, `p[0, -1]`, ...) to exactly the row's `n` points, then runs a plain
+//! `for i in 0..n` loop. Every slice has the same length, so the compiler removes the bounds
+//! checks and vectorises the loop. The two backends differ only in how rows are handed out:
+//! serially, or to rayon in chunks of rows.
+//!
+//! The generated code refers to the runtime crate as `::ppstencil`.
+
+use crate::ir::{Access, BinOp, Domain, Expr, ParamKind, Stencil, Stmt, Tap};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+
+fn ident(name: &str) -> Ident {
+    Ident::new(name, Span::call_site())
+}
+
+/// Name of the slice holding one tap: `p[0, -2]` → `p_0_m2`.
+pub fn tap_name(stencil: &Stencil, tap: &Tap) -> String {
+    let mut name = stencil.params[tap.field].name.clone();
+    for o in &tap.offset {
+        if *o < 0 {
+            name.push_str(&format!("_m{}", -o));
+        } else {
+            name.push_str(&format!("_{o}"));
+        }
+    }
+    name
+}
+
+/// A floating-point literal as tokens, e.g. `T::lit(-0.08333333333333333)`.
+fn lit(v: f64) -> TokenStream {
+    let abs = Literal::f64_unsuffixed(v.abs());
+    if v.is_sign_negative() {
+        quote!(T::lit(-#abs))
+    } else {
+        quote!(T::lit(#abs))
+    }
+}
+
+/// Precedence of an expression's top node, for minimal parentheses.
+fn prec(e: &Expr) -> u8 {
+    match e {
+        Expr::Binary(op, ..) => op.precedence(),
+        Expr::Lit(v) if v.is_sign_negative() => 3,
+        _ => 4,
+    }
+}
+
+/// Emits an expression. `read` renders a field tap (it differs between backends only in
+/// how a tap is named).
+fn expr(s: &Stencil, e: &Expr) -> TokenStream {
+    match e {
+        Expr::Lit(v) => lit(*v),
+        Expr::Scalar(p) => {
+            let id = ident(&s.params[*p].name);
+            quote!(#id)
+        }
+        Expr::Local(l) => {
+            let id = ident(&s.locals[*l]);
+            quote!(#id)
+        }
+        Expr::Read { field, offset } => {
+            let access = match s.params[*field].kind {
+                ParamKind::Field(a) => a,
+                _ => Access::In,
+            };
+            if access == Access::InOut {
+                // Its own output row, read at the current point before (or after) writing.
+                let id = ident(&s.params[*field].name);
+                quote!(#id[i])
+            } else {
+                let tap = Tap {
+                    field: *field,
+                    offset: offset.clone(),
+                };
+                let id = ident(&tap_name(s, &tap));
+                quote!(#id[i])
+            }
+        }
+        Expr::Neg(a) => {
+            let inner = paren_if(s, a, prec(a) < 4);
+            quote!(-#inner)
+        }
+        Expr::Binary(op, a, b) => {
+            let p = op.precedence();
+            let left = paren_if(s, a, prec(a) < p);
+            let right_needs =
+                prec(b) < p || (prec(b) == p && matches!(op, BinOp::Sub | BinOp::Div));
+            let right = paren_if(s, b, right_needs);
+            let sym: TokenStream = op.symbol().parse().unwrap_or_default();
+            quote!(#left #sym #right)
+        }
+        Expr::Call(f, args) => {
+            let name = ident(f.name());
+            let first = paren_if(s, &args[0], prec(&args[0]) < 4);
+            let rest: Vec<TokenStream> = args[1..].iter().map(|a| expr(s, a)).collect();
+            quote!(#first.#name(#(#rest),*))
+        }
+    }
+}
+
+fn paren_if(s: &Stencil, e: &Expr, wrap: bool) -> TokenStream {
+    let t = expr(s, e);
+    if wrap {
+        quote!((#t))
+    } else {
+        t
+    }
+}
+
+/// The offset of a tap from `base` (the current row's first domain point) as tokens,
+/// e.g. `base - 2 * nx + 1`.
+fn tap_start(tap: &Tap) -> TokenStream {
+    let mut t = quote!(base);
+    let (dz, dx) = (tap.offset[0], tap.offset[1]);
+    let adz = Literal::usize_unsuffixed(dz.unsigned_abs() as usize);
+    let adx = Literal::usize_unsuffixed(dx.unsigned_abs() as usize);
+    let zterm = if dz.unsigned_abs() == 1 {
+        quote!(nx)
+    } else {
+        quote!(#adz * nx)
+    };
+    if dz > 0 {
+        t = quote!(#t + #zterm);
+    } else if dz < 0 {
+        t = quote!(#t - #zterm);
+    }
+    if dx > 0 {
+        t = quote!(#t + #adx);
+    } else if dx < 0 {
+        t = quote!(#t - #adx);
+    }
+    t
+}
+
+/// Generic parameters and bounds shared by generated functions.
+fn out_names(s: &Stencil) -> Vec<Ident> {
+    s.outputs()
+        .iter()
+        .map(|&p| ident(&s.params[p].name))
+        .collect()
+}
+
+fn in_names(s: &Stencil) -> Vec<Ident> {
+    s.inputs()
+        .iter()
+        .map(|&p| ident(&s.params[p].name))
+        .collect()
+}
+
+fn real_names(s: &Stencil) -> Vec<Ident> {
+    s.reals()
+        .iter()
+        .map(|&p| ident(&s.params[p].name))
+        .collect()
+}
+
+/// The row kernel: an associated function computing columns `grid.x0..grid.x1` of row `iz`.
+pub fn emit_row(s: &Stencil) -> TokenStream {
+    let outs = out_names(s);
+    let ins = in_names(s);
+    let reals = real_names(s);
+    let taps: Vec<Tap> = s
+        .taps()
+        .into_iter()
+        .filter(|t| s.params[t.field].kind == ParamKind::Field(Access::In))
+        .collect();
+    let tap_lets = taps.iter().map(|t| {
+        let name = ident(&tap_name(s, t));
+        let field = ident(&s.params[t.field].name);
+        let start = tap_start(t);
+        quote!(let #name = &#field[#start..][..n];)
+    });
+    let body = s.body.iter().map(|st| match st {
+        Stmt::Let { local, value } => {
+            let name = ident(&s.locals[*local]);
+            let v = expr(s, value);
+            quote!(let #name = #v;)
+        }
+        Stmt::Assign { field, value } => {
+            let name = ident(&s.params[*field].name);
+            let v = expr(s, value);
+            quote!(#name[i] = #v;)
+        }
+    });
+    let doc = format!(
+        " One row of `{}`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's \
+         slices; inputs are whole fields.",
+        s.name
+    );
+    let uses_base = !taps.is_empty();
+    let base = if uses_base {
+        quote!(let base = iz * nx + grid.x0;)
+    } else {
+        quote!()
+    };
+    let nx_let = if uses_base {
+        quote!(let nx = grid.nx;)
+    } else {
+        quote!()
+    };
+    quote! {
+        #[doc = #doc]
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments, clippy::needless_range_loop, unused_variables)]
+        fn row<T: ::ppstencil::Real>(
+            grid: &::ppstencil::launch::Grid,
+            iz: usize,
+            #(#outs: &mut [T],)*
+            #(#ins: &[T],)*
+            #(#reals: T,)*
+        ) {
+            #nx_let
+            let n = grid.x1 - grid.x0;
+            #base
+            #(let #outs = &mut #outs[grid.x0..grid.x1];)*
+            #(#tap_lets)*
+            for i in 0..n {
+                #(#body)*
+            }
+        }
+    }
+}
+
+/// `let [a, b] = outs else { ... };` destructuring shared by both drivers.
+fn unpack(s: &Stencil) -> TokenStream {
+    let outs = out_names(s);
+    let ins = in_names(s);
+    let reals = real_names(s);
+    let name = &s.name;
+    quote! {
+        let [#(#outs),*] = outs else {
+            return Err(::ppstencil::Error::arity(#name, "output fields"));
+        };
+        let [#(#ins),*] = ins else {
+            return Err(::ppstencil::Error::arity(#name, "input fields"));
+        };
+        let &[#(#reals),*] = reals else {
+            return Err(::ppstencil::Error::arity(#name, "real scalars"));
+        };
+    }
+}
+
+/// Nested tuple pattern `(a, (b, c))` and matching zip chain for several outputs.
+fn zip_pattern(names: &[Ident]) -> TokenStream {
+    match names {
+        [] => quote!(()),
+        [one] => quote!(#one),
+        [first, rest @ ..] => {
+            let r = zip_pattern(rest);
+            quote!((#first, #r))
+        }
+    }
+}
+
+/// Right-nested zip of one iterator per output, matching [`zip_pattern`]:
+/// `a.f().zip(b.f().zip(c.f()))`.
+fn zip_chain(names: &[Ident], each: &dyn Fn(&Ident) -> TokenStream) -> TokenStream {
+    match names {
+        [] => quote!(),
+        [one] => each(one),
+        [first, rest @ ..] => {
+            let head = each(first);
+            let tail = zip_chain(rest, each);
+            quote!(#head.zip(#tail))
+        }
+    }
+}
+
+/// The serial driver: every row of the domain, in order.
+pub fn emit_serial(s: &Stencil) -> TokenStream {
+    let outs = out_names(s);
+    let ins = in_names(s);
+    let reals = real_names(s);
+    let unpack = unpack(s);
+    let pat = zip_pattern(&outs);
+    let chain = zip_chain(
+        &outs,
+        &|o| quote!(#o[grid.z0 * grid.nx..grid.z1 * grid.nx].chunks_mut(grid.nx)),
+    );
+    quote! {
+        fn serial<T: ::ppstencil::Real>(
+            grid: &::ppstencil::launch::Grid,
+            outs: &mut [&mut [T]],
+            ins: &[&[T]],
+            reals: &[T],
+        ) -> ::std::result::Result<(), ::ppstencil::Error> {
+            #unpack
+            for (row, #pat) in #chain.enumerate() {
+                Self::row(grid, grid.z0 + row, #(#outs,)* #(#ins,)* #(#reals,)*);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The rayon driver: chunks of `chunk_rows` rows run as parallel tasks.
+pub fn emit_rayon(s: &Stencil) -> TokenStream {
+    let outs = out_names(s);
+    let ins = in_names(s);
+    let reals = real_names(s);
+    let unpack = unpack(s);
+    let pat = zip_pattern(&outs);
+    let par = zip_chain(
+        &outs,
+        &|o| quote!(#o[grid.z0 * grid.nx..grid.z1 * grid.nx].par_chunks_mut(task_len)),
+    );
+    let seq = zip_chain(&outs, &|o| quote!(#o.chunks_mut(grid.nx)));
+    quote! {
+        fn rayon<T: ::ppstencil::Real>(
+            grid: &::ppstencil::launch::Grid,
+            outs: &mut [&mut [T]],
+            ins: &[&[T]],
+            reals: &[T],
+            chunk_rows: usize,
+        ) -> ::std::result::Result<(), ::ppstencil::Error> {
+            use ::ppstencil::__private::rayon::prelude::*;
+            #unpack
+            let chunk_rows = chunk_rows.max(1);
+            let task_len = chunk_rows * grid.nx;
+            #par.enumerate().for_each(|(task, #pat)| {
+                let z_task = grid.z0 + task * chunk_rows;
+                for (row, #pat) in #seq.enumerate() {
+                    Self::row(grid, z_task + row, #(#outs,)* #(#ins,)* #(#reals,)*);
+                }
+            });
+            Ok(())
+        }
+    }
+}
+
+fn str_list(items: &[String]) -> TokenStream {
+    quote!(&[#(#items),*])
+}
+
+/// Pretty-prints a token stream of items (for `ppwave gen` and the embedded sources).
+pub fn pretty(items: TokenStream) -> String {
+    match syn::parse2::<syn::File>(items.clone()) {
+        Ok(file) => prettyplease::unparse(&file),
+        Err(_) => items.to_string(),
+    }
+}
+
+/// Readable source of one host backend (`"serial"` or `"rayon"`): the row kernel and driver.
+pub fn host_source(s: &Stencil, backend: &str) -> String {
+    let ty = format_ident!("{}", s.type_name());
+    let row = emit_row(s);
+    let driver = if backend == "rayon" {
+        emit_rayon(s)
+    } else {
+        emit_serial(s)
+    };
+    pretty(quote! {
+        impl #ty {
+            #row
+            #driver
+        }
+    })
+}
+
+/// Everything `stencil!` expands to for one stencil: the marker type implementing
+/// `ppstencil::launch::Stencil`, and the generic launch function named after the stencil.
+///
+/// `sources` are extra `(backend, text)` pairs to embed (e.g. generated CUDA-C), so that
+/// `ppwave gen` and the GPU backends can read them at run time.
+pub fn emit_stencil(s: &Stencil, dsl_text: &str, sources: &[(String, String)]) -> TokenStream {
+    let ty = format_ident!("{}", s.type_name());
+    let fname = ident(&s.name);
+    let vis = if s.public { quote!(pub) } else { quote!() };
+    let docs = &s.doc;
+    let name = &s.name;
+    let radius = s.radius();
+    let point = matches!(s.domain, Domain::Point { .. });
+    let names = |idx: Vec<usize>| -> Vec<String> {
+        idx.into_iter().map(|p| s.params[p].name.clone()).collect()
+    };
+    let outputs = str_list(&names(s.outputs()));
+    let inputs = str_list(&names(s.inputs()));
+    let reals_l = str_list(&names(s.reals()));
+    let indices_l = str_list(&names(s.indices()));
+    let fields_read = s.fields_read();
+    let fields_written = s.fields_written();
+    let flops = s.flops_per_point();
+    let row = emit_row(s);
+    let serial = emit_serial(s);
+    let rayon = emit_rayon(s);
+    let mut all_sources = vec![
+        ("serial".to_string(), host_source(s, "serial")),
+        ("rayon".to_string(), host_source(s, "rayon")),
+    ];
+    all_sources.extend(sources.iter().cloned());
+    let src_keys: Vec<&String> = all_sources.iter().map(|(k, _)| k).collect();
+    let src_vals: Vec<&String> = all_sources.iter().map(|(_, v)| v).collect();
+
+    // The generic launch function: fields typed by the execution space's memory space.
+    let mut fn_params = Vec::new();
+    for p in &s.params {
+        let id = ident(&p.name);
+        fn_params.push(match p.kind {
+            ParamKind::Field(Access::In) => {
+                quote!(#id: &::ppstencil::ScalarField<E::Memory, T>)
+            }
+            ParamKind::Field(_) => quote!(#id: &mut ::ppstencil::ScalarField<E::Memory, T>),
+            ParamKind::Real => quote!(#id: T),
+            ParamKind::Index => quote!(#id: usize),
+        });
+    }
+    let outs = out_names(s);
+    let ins = in_names(s);
+    let reals = real_names(s);
+    let idx: Vec<Ident> = s
+        .indices()
+        .iter()
+        .map(|&p| ident(&s.params[p].name))
+        .collect();
+    let fn_doc = format!(
+        " Runs the `{name}` stencil on execution space `E` (generated by `stencil!`).\n\n \
+         Every field must live in `E`'s memory space and have the same shape; the domain is \
+         {}. Returns an error (never panics) on a shape mismatch or a grid too small.",
+        if point {
+            "the single point given by the index arguments".to_string()
+        } else if radius == 0 {
+            "every point".to_string()
+        } else {
+            format!("rows and columns `{radius}..n-{radius}` (radius {radius})")
+        }
+    );
+    let type_doc = format!(" Marker type of the `{name}` stencil: its metadata and host kernels.");
+    let dsl = dsl_text.to_string();
+    quote! {
+        #[doc = #type_doc]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #ty;
+
+        impl #ty {
+            #row
+        }
+
+        impl ::ppstencil::launch::Stencil for #ty {
+            const INFO: ::ppstencil::launch::StencilInfo = ::ppstencil::launch::StencilInfo {
+                name: #name,
+                radius: #radius,
+                point: #point,
+                outputs: #outputs,
+                inputs: #inputs,
+                reals: #reals_l,
+                indices: #indices_l,
+                fields_read: #fields_read,
+                fields_written: #fields_written,
+                flops_per_point: #flops,
+                dsl: #dsl,
+                sources: &[#((#src_keys, #src_vals)),*],
+            };
+            #serial
+            #rayon
+        }
+
+        #(#[doc = #docs])*
+        #[doc = ""]
+        #[doc = #fn_doc]
+        #[allow(clippy::too_many_arguments)]
+        #vis fn #fname<E: ::ppstencil::ExecutionSpace, T: ::ppstencil::Real>(
+            space: &E,
+            #(#fn_params),*
+        ) -> ::std::result::Result<(), ::ppstencil::Error> {
+            ::ppstencil::launch::launch::<#ty, E, T>(
+                space,
+                &mut [#(&mut *#outs),*],
+                &[#(#ins),*],
+                &[#(#reals),*],
+                &[#(#idx),*],
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_str;
+
+    fn stencil(src: &str) -> Stencil {
+        parse_str(src).expect("parses").remove(0)
+    }
+
+    #[test]
+    fn row_kernel_slices_every_tap_once() {
+        let s = stencil(
+            "fn fd_pzz(pzz: out, p: in) { pzz[0,0] = -1.0/12.0*p[-2,0] + 4.0/3.0*p[-1,0] - 2.5*p[0,0] + 4.0/3.0*p[1,0] - 1.0/12.0*p[2,0]; }",
+        );
+        let src = host_source(&s, "serial");
+        for line in [
+            "let p_m2_0 = &p[base - 2 * nx..][..n];",
+            "let p_m1_0 = &p[base - nx..][..n];",
+            "let p_0_0 = &p[base..][..n];",
+            "let p_2_0 = &p[base + 2 * nx..][..n];",
+            "for i in 0..n {",
+            "pzz[i] = T::lit(-0.08333333333333333) * p_m2_0[i]",
+            "for (row, pzz) in pzz[grid.z0 * grid.nx..grid.z1 * grid.nx]",
+        ] {
+            assert!(src.contains(line), "missing `{line}` in:\n{src}");
+        }
+    }
+
+    #[test]
+    fn parentheses_are_minimal_but_correct() {
+        let s = stencil("fn f(o: out, a: in, b: in, c: real) { o[0,0] = c * (a[0,0] + b[0,0]) - (a[0,0] - b[0,0]) - -a[0,1] / (b[0,0] * c); }");
+        let src = host_source(&s, "serial")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            src.contains("o[i] = c * (a_0_0[i] + b_0_0[i]) - (a_0_0[i] - b_0_0[i]) - -a_0_1[i] / (b_0_0[i] * c);"),
+            "{src}"
+        );
+    }
+
+    #[test]
+    fn rayon_driver_zips_several_outputs() {
+        let s = stencil(
+            "fn two(a: out, b: inout, p: in) { a[0,0] = p[0,0]; b[0,0] = b[0,0] + p[0,1]; }",
+        );
+        let src = host_source(&s, "rayon");
+        assert!(src.contains("par_chunks_mut(task_len)"), "{src}");
+        assert!(src.contains(".zip("), "{src}");
+        assert!(src.contains("b[i] = b[i] + p_0_1[i];"), "{src}");
+    }
+
+    #[test]
+    fn full_expansion_parses_as_rust() {
+        let s = stencil("#[at(iz, ix)] pub fn add_source(p: inout, value: real, iz: index, ix: index) { p[0,0] = value; }");
+        let ts = emit_stencil(&s, "…", &[]);
+        let file: syn::File = syn::parse2(ts).expect("valid Rust");
+        assert!(file.items.len() >= 4);
+        let text = pretty(emit_stencil(&s, "…", &[]));
+        assert!(
+            text.contains(
+                "pub fn add_source<E: ::ppstencil::ExecutionSpace, T: ::ppstencil::Real>"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("point: true"), "{text}");
+    }
+}

@@ -1,0 +1,423 @@
+//! The one intermediate representation between the `stencil!` front end and every emitter.
+//!
+//! A [`Stencil`] is a validated, backend-neutral description of one kernel: which fields it
+//! reads and writes, which scalars it takes, the statements it runs at every point of its
+//! domain, and everything derived from them (radius, compulsory bytes and flops per point).
+//! Emitters never look at tokens; they only read this IR.
+
+/// How a kernel may touch a field parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Read at any constant offset, never written.
+    In,
+    /// Written at offset zero, never read.
+    Out,
+    /// Written at offset zero and read only at offset zero (its old value), so parallel
+    /// backends cannot race on it.
+    InOut,
+}
+
+impl Access {
+    /// The keyword used in the DSL (`in`, `out`, `inout`).
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Access::In => "in",
+            Access::Out => "out",
+            Access::InOut => "inout",
+        }
+    }
+
+    /// Whether the kernel writes fields with this access.
+    pub fn is_written(self) -> bool {
+        matches!(self, Access::Out | Access::InOut)
+    }
+}
+
+/// What kind of value a parameter is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A 2D field of the element type (`p: in`, `pxx: out`, `u: inout`).
+    Field(Access),
+    /// A scalar of the element type, the same at every point (`dtdh2: real`).
+    Real,
+    /// A grid index (`iz: index`), used only to place a point domain (`#[at(iz, ix)]`).
+    Index,
+}
+
+/// One parameter of a stencil, in declaration order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// The name as written by the user.
+    pub name: String,
+    /// Field, real scalar or index.
+    pub kind: ParamKind,
+}
+
+/// Where a stencil runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Domain {
+    /// Every point at least `radius` away from each border: rows `r..nz-r`, columns `r..nx-r`.
+    /// With radius 0 this is every point of the grid.
+    Interior,
+    /// The single point named by two `index` parameters (row, column): `#[at(iz, ix)]`.
+    Point {
+        /// Parameter index of the row (z) index.
+        z: usize,
+        /// Parameter index of the column (x) index.
+        x: usize,
+    },
+}
+
+/// Binary arithmetic operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+}
+
+impl BinOp {
+    /// The operator as written in Rust and C.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+        }
+    }
+
+    /// Binding strength: larger binds tighter.
+    pub fn precedence(self) -> u8 {
+        match self {
+            BinOp::Add | BinOp::Sub => 1,
+            BinOp::Mul | BinOp::Div => 2,
+        }
+    }
+
+    /// Evaluates the operator on two constants (used for constant folding, in f64).
+    pub fn eval(self, a: f64, b: f64) -> f64 {
+        match self {
+            BinOp::Add => a + b,
+            BinOp::Sub => a - b,
+            BinOp::Mul => a * b,
+            BinOp::Div => a / b,
+        }
+    }
+}
+
+/// The functions the DSL knows. Each maps to a method of the runtime's `Real` trait and to a
+/// C math function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    /// Square root.
+    Sqrt,
+    /// Absolute value.
+    Abs,
+    /// Exponential.
+    Exp,
+    /// Sine.
+    Sin,
+    /// Cosine.
+    Cos,
+    /// Smaller of two values.
+    Min,
+    /// Larger of two values.
+    Max,
+}
+
+impl Func {
+    /// Every known function, for error messages and lookups.
+    pub const ALL: [Func; 7] = [
+        Func::Sqrt,
+        Func::Abs,
+        Func::Exp,
+        Func::Sin,
+        Func::Cos,
+        Func::Min,
+        Func::Max,
+    ];
+
+    /// The DSL name (also the `Real` method name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Sqrt => "sqrt",
+            Func::Abs => "abs",
+            Func::Exp => "exp",
+            Func::Sin => "sin",
+            Func::Cos => "cos",
+            Func::Min => "min",
+            Func::Max => "max",
+        }
+    }
+
+    /// Number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            Func::Min | Func::Max => 2,
+            _ => 1,
+        }
+    }
+
+    /// Looks a function up by its DSL name.
+    pub fn from_name(name: &str) -> Option<Func> {
+        Func::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Evaluates on constants (constant folding).
+    pub fn eval(self, args: &[f64]) -> f64 {
+        match self {
+            Func::Sqrt => args[0].sqrt(),
+            Func::Abs => args[0].abs(),
+            Func::Exp => args[0].exp(),
+            Func::Sin => args[0].sin(),
+            Func::Cos => args[0].cos(),
+            Func::Min => args[0].min(args[1]),
+            Func::Max => args[0].max(args[1]),
+        }
+    }
+}
+
+/// An expression evaluated at every point of the domain.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A numeric constant (already folded, in f64; emitted in the element type).
+    Lit(f64),
+    /// A `real` parameter, by parameter index.
+    Scalar(usize),
+    /// A `let` local, by its index in [`Stencil::locals`].
+    Local(usize),
+    /// A field read at a constant offset relative to the current point.
+    Read {
+        /// Parameter index of the field.
+        field: usize,
+        /// Offset per dimension, outermost first: `[dz, dx]` in 2D.
+        offset: Vec<i32>,
+    },
+    /// Negation.
+    Neg(Box<Expr>),
+    /// A binary operation.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// A call to a known function.
+    Call(Func, Vec<Expr>),
+}
+
+impl Expr {
+    /// Visits every sub-expression, parents before children.
+    pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Neg(a) => a.walk(f),
+            Expr::Binary(_, a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Expr::Call(_, args) => args.iter().for_each(|a| a.walk(f)),
+            Expr::Lit(_) | Expr::Scalar(_) | Expr::Local(_) | Expr::Read { .. } => {}
+        }
+    }
+
+    /// Floating-point operations this expression costs per evaluation: one per `+ - * /`,
+    /// per negation of a non-constant and per function call.
+    pub fn flops(&self) -> usize {
+        let mut n = 0;
+        self.walk(&mut |e| match e {
+            Expr::Binary(..) | Expr::Neg(_) | Expr::Call(..) => n += 1,
+            _ => {}
+        });
+        n
+    }
+}
+
+/// One statement of a stencil body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `let name = value;` defines local number `local`.
+    Let {
+        /// Index into [`Stencil::locals`].
+        local: usize,
+        /// Its value.
+        value: Expr,
+    },
+    /// `field[0, 0] = value;` writes an output field at the current point.
+    Assign {
+        /// Parameter index of the written field.
+        field: usize,
+        /// The value written.
+        value: Expr,
+    },
+}
+
+/// A validated stencil: the unit every emitter consumes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stencil {
+    /// Function name (snake case), e.g. `fd_pxx`.
+    pub name: String,
+    /// Whether the generated items are `pub`.
+    pub public: bool,
+    /// Doc-comment lines given by the user.
+    pub doc: Vec<String>,
+    /// Parameters in declaration order.
+    pub params: Vec<Param>,
+    /// Names of `let` locals, by index.
+    pub locals: Vec<String>,
+    /// The statements, in order.
+    pub body: Vec<Stmt>,
+    /// Where it runs.
+    pub domain: Domain,
+    /// Number of grid dimensions (2 for now; the IR keeps offsets as vectors so 3D fits).
+    pub ndim: usize,
+}
+
+/// One distinct field access `(field, offset)` of a stencil.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tap {
+    /// Parameter index of the field.
+    pub field: usize,
+    /// Offset per dimension.
+    pub offset: Vec<i32>,
+}
+
+impl Stencil {
+    /// The type name generated for this stencil: `fd_pxx` → `FdPxx`.
+    pub fn type_name(&self) -> String {
+        self.name
+            .split('_')
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let mut c = s.chars();
+                match c.next() {
+                    Some(first) => first.to_uppercase().chain(c).collect::<String>(),
+                    None => String::new(),
+                }
+            })
+            .collect()
+    }
+
+    /// Parameter indices of fields with the given access, in declaration order.
+    pub fn fields_with(&self, pred: impl Fn(Access) -> bool) -> Vec<usize> {
+        self.params
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p.kind {
+                ParamKind::Field(a) if pred(a) => Some(i),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Written fields (`out` and `inout`), in declaration order: the launch order of outputs.
+    pub fn outputs(&self) -> Vec<usize> {
+        self.fields_with(Access::is_written)
+    }
+
+    /// Read-only fields (`in`), in declaration order: the launch order of inputs.
+    pub fn inputs(&self) -> Vec<usize> {
+        self.fields_with(|a| a == Access::In)
+    }
+
+    /// Parameter indices of `real` scalars, in declaration order.
+    pub fn reals(&self) -> Vec<usize> {
+        self.kinds(ParamKind::Real)
+    }
+
+    /// Parameter indices of `index` parameters, in declaration order.
+    pub fn indices(&self) -> Vec<usize> {
+        self.kinds(ParamKind::Index)
+    }
+
+    fn kinds(&self, kind: ParamKind) -> Vec<usize> {
+        (0..self.params.len())
+            .filter(|&i| self.params[i].kind == kind)
+            .collect()
+    }
+
+    /// Every distinct field read, sorted by field then offset.
+    pub fn taps(&self) -> Vec<Tap> {
+        let mut taps = Vec::new();
+        for stmt in &self.body {
+            let value = match stmt {
+                Stmt::Let { value, .. } | Stmt::Assign { value, .. } => value,
+            };
+            value.walk(&mut |e| {
+                if let Expr::Read { field, offset } = e {
+                    taps.push(Tap {
+                        field: *field,
+                        offset: offset.clone(),
+                    });
+                }
+            });
+        }
+        taps.sort();
+        taps.dedup();
+        taps
+    }
+
+    /// The stencil radius: the largest |offset| over all reads and dimensions. The interior
+    /// domain keeps this many cells away from every border.
+    pub fn radius(&self) -> usize {
+        self.taps()
+            .iter()
+            .flat_map(|t| t.offset.iter())
+            .map(|o| o.unsigned_abs() as usize)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The halo a distributed field needs per dimension: the largest |offset| in that dimension.
+    pub fn halo(&self) -> Vec<usize> {
+        let taps = self.taps();
+        (0..self.ndim)
+            .map(|d| {
+                taps.iter()
+                    .map(|t| t.offset[d].unsigned_abs() as usize)
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
+    /// Number of distinct fields read per point (an `inout` field read at `[0, 0]` counts).
+    pub fn fields_read(&self) -> usize {
+        let mut fields: Vec<usize> = self.taps().into_iter().map(|t| t.field).collect();
+        fields.dedup();
+        fields.len()
+    }
+
+    /// Number of fields written per point.
+    pub fn fields_written(&self) -> usize {
+        self.outputs().len()
+    }
+
+    /// Compulsory memory traffic per point, in bytes, for an element of `elem_size` bytes:
+    /// every field read once plus every field written once (perfect cache reuse between
+    /// neighbouring points, no write-allocate). This is the roofline model's byte count.
+    pub fn bytes_per_point(&self, elem_size: usize) -> usize {
+        (self.fields_read() + self.fields_written()) * elem_size
+    }
+
+    /// Floating-point operations per point (see [`Expr::flops`]).
+    pub fn flops_per_point(&self) -> usize {
+        self.body
+            .iter()
+            .map(|s| match s {
+                Stmt::Let { value, .. } | Stmt::Assign { value, .. } => value.flops(),
+            })
+            .sum()
+    }
+
+    /// Arithmetic intensity (flops per compulsory byte) for an element of `elem_size` bytes.
+    pub fn arithmetic_intensity(&self, elem_size: usize) -> f64 {
+        let bytes = self.bytes_per_point(elem_size);
+        if bytes == 0 {
+            0.0
+        } else {
+            self.flops_per_point() as f64 / bytes as f64
+        }
+    }
+}

@@ -1,0 +1,852 @@
+//! The `stencil!` front end: tokens → validated [`ir::Stencil`]s.
+//!
+//! Grammar (one or more stencils per invocation):
+//!
+//! ```text
+//! stencil   := attr* "pub"? "fn" NAME "(" param ("," param)* ","? ")" "{" stmt* "}"
+//! attr      := "///" doc comment | "#[at(" INDEX "," INDEX ")]"
+//! param     := NAME ":" ("in" | "out" | "inout" | "real" | "index")
+//! stmt      := "let" NAME "=" expr ";"
+//!            | FIELD "[" 0 "," 0 "]" "=" expr ";"
+//! expr      := term (("+" | "-") term)*
+//! term      := unary (("*" | "/") unary)*
+//! unary     := "-" unary | primary
+//! primary   := NUMBER | NAME | FIELD "[" INT "," INT "]" | FUNC "(" expr ("," expr)* ")"
+//!            | "(" expr ")"
+//! ```
+//!
+//! Every mistake is reported as a [`syn::Error`] at the span of the offending token, with a
+//! message that says what to write instead.
+
+use crate::ir::{Access, BinOp, Domain, Expr, Func, Param, ParamKind, Stencil, Stmt};
+use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::{bracketed, parenthesized, Ident, LitFloat, LitInt, Token};
+
+/// Number of dimensions the DSL accepts today.
+pub const NDIM: usize = 2;
+
+/// Parses the body of a `stencil!` invocation into stencils.
+pub fn parse_stencils(tokens: TokenStream) -> syn::Result<Vec<Stencil>> {
+    let file = StencilFile::parse.parse2(tokens)?;
+    Ok(file.0)
+}
+
+/// Parses stencil source text (as found between the braces of `stencil! { ... }`).
+pub fn parse_str(src: &str) -> syn::Result<Vec<Stencil>> {
+    let tokens: TokenStream = src.parse().map_err(|e: proc_macro2::LexError| {
+        syn::Error::new(e.span(), format!("cannot tokenize stencil source: {e}"))
+    })?;
+    parse_stencils(tokens)
+}
+
+struct StencilFile(Vec<Stencil>);
+
+impl Parse for StencilFile {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut stencils: Vec<Stencil> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        if input.is_empty() {
+            return Err(input.error(
+                "`stencil!` is empty: write at least one stencil, e.g. \
+                 `fn copy(dst: out, src: in) { dst[0, 0] = src[0, 0]; }`",
+            ));
+        }
+        while !input.is_empty() {
+            let (stencil, span) = parse_stencil(input)?;
+            if names.contains(&stencil.name) {
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "stencil `{}` is defined twice in this `stencil!`; rename one",
+                        stencil.name
+                    ),
+                ));
+            }
+            names.push(stencil.name.clone());
+            stencils.push(stencil);
+        }
+        Ok(StencilFile(stencils))
+    }
+}
+
+/// A parameter as declared, with its span for error messages.
+struct Declared {
+    param: Param,
+    span: Span,
+    used: bool,
+    written: bool,
+}
+
+/// Parsing state of one stencil.
+struct Scope {
+    params: Vec<Declared>,
+    locals: Vec<String>,
+}
+
+impl Scope {
+    fn param(&self, name: &str) -> Option<usize> {
+        self.params.iter().position(|d| d.param.name == name)
+    }
+
+    fn local(&self, name: &str) -> Option<usize> {
+        self.locals.iter().position(|l| l == name)
+    }
+}
+
+fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
+    let mut doc = Vec::new();
+    let mut at: Option<(Ident, Ident)> = None;
+    while input.peek(Token![#]) {
+        input.parse::<Token![#]>()?;
+        let content;
+        bracketed!(content in input);
+        let name = content.call(Ident::parse_any)?;
+        if name == "doc" {
+            content.parse::<Token![=]>()?;
+            let text: syn::LitStr = content.parse()?;
+            doc.push(text.value());
+        } else if name == "at" {
+            let args;
+            parenthesized!(args in content);
+            let z: Ident = args.parse()?;
+            args.parse::<Token![,]>()?;
+            let x: Ident = args.parse()?;
+            if !args.is_empty() {
+                return Err(args.error("`#[at(...)]` takes two index parameters: `#[at(iz, ix)]`"));
+            }
+            at = Some((z, x));
+        } else {
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "unknown stencil attribute `{name}`; stencils accept doc comments and \
+                     `#[at(iz, ix)]` (run at one point given by two `index` parameters)"
+                ),
+            ));
+        }
+    }
+    let public = if input.peek(Token![pub]) {
+        input.parse::<Token![pub]>()?;
+        true
+    } else {
+        false
+    };
+    if !input.peek(Token![fn]) {
+        return Err(input.error("expected `fn name(params) { ... }` to start a stencil"));
+    }
+    input.parse::<Token![fn]>()?;
+    let name: Ident = input.parse()?;
+    let name_span = name.span();
+
+    let params_content;
+    parenthesized!(params_content in input);
+    let mut scope = Scope {
+        params: Vec::new(),
+        locals: Vec::new(),
+    };
+    while !params_content.is_empty() {
+        let pname = params_content.call(Ident::parse_any)?;
+        params_content.parse::<Token![:]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!(
+                    "expected `:` after parameter `{pname}`; write `{pname}: in`, `out`, `inout`, `real` or `index`"
+                ),
+            )
+        })?;
+        let kind_ident = params_content.call(Ident::parse_any)?;
+        let kind = match kind_ident.to_string().as_str() {
+            "in" => ParamKind::Field(Access::In),
+            "out" => ParamKind::Field(Access::Out),
+            "inout" => ParamKind::Field(Access::InOut),
+            "real" => ParamKind::Real,
+            "index" => ParamKind::Index,
+            other => {
+                return Err(syn::Error::new(
+                    kind_ident.span(),
+                    format!(
+                        "unknown parameter kind `{other}`; use `in` (field read), `out` (field \
+                         written), `inout` (field updated in place), `real` (scalar) or `index` \
+                         (grid index for `#[at]`)"
+                    ),
+                ))
+            }
+        };
+        // Index parameters only appear in the launch function's signature.
+        if kind != ParamKind::Index {
+            check_name(&pname)?;
+        } else if pname == "space" {
+            return Err(syn::Error::new(
+                pname.span(),
+                "`space` is reserved for the execution-space argument; choose another name",
+            ));
+        }
+        if scope.param(&pname.to_string()).is_some() {
+            return Err(syn::Error::new(
+                pname.span(),
+                format!("parameter `{pname}` is declared twice; give each parameter its own name"),
+            ));
+        }
+        scope.params.push(Declared {
+            param: Param {
+                name: pname.to_string(),
+                kind,
+            },
+            span: pname.span(),
+            used: false,
+            written: false,
+        });
+        if params_content.is_empty() {
+            break;
+        }
+        params_content.parse::<Token![,]>()?;
+    }
+
+    let body_content;
+    syn::braced!(body_content in input);
+    let mut body = Vec::new();
+    while !body_content.is_empty() {
+        body.push(parse_stmt(&body_content, &mut scope)?);
+    }
+
+    // Whole-stencil checks.
+    let domain = match &at {
+        None => Domain::Interior,
+        Some((z, x)) => {
+            let find = |id: &Ident| -> syn::Result<usize> {
+                match scope.param(&id.to_string()) {
+                    Some(i) if scope.params[i].param.kind == ParamKind::Index => Ok(i),
+                    _ => Err(syn::Error::new(
+                        id.span(),
+                        format!("`#[at]` needs index parameters: declare `{id}: index`"),
+                    )),
+                }
+            };
+            Domain::Point {
+                z: find(z)?,
+                x: find(x)?,
+            }
+        }
+    };
+    if !scope
+        .params
+        .iter()
+        .any(|d| matches!(d.param.kind, ParamKind::Field(a) if a.is_written()))
+    {
+        return Err(syn::Error::new(
+            name_span,
+            format!(
+                "stencil `{name}` has no output field; declare one as `name: out` and assign it"
+            ),
+        ));
+    }
+    for (i, d) in scope.params.iter().enumerate() {
+        let Param { name: pname, kind } = &d.param;
+        match kind {
+            ParamKind::Field(a) if a.is_written() && !d.written => {
+                return Err(syn::Error::new(
+                    d.span,
+                    format!(
+                        "output field `{pname}` is never written; assign it with `{pname}[0, 0] = ...;` or declare it `in`"
+                    ),
+                ))
+            }
+            ParamKind::Index => {
+                let placed = matches!(domain, Domain::Point { z, x } if z == i || x == i);
+                if !placed {
+                    return Err(syn::Error::new(
+                        d.span,
+                        format!(
+                            "index parameter `{pname}` is not used; name it in `#[at(...)]` to run the stencil at that point, or remove it"
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(d) = scope
+        .params
+        .iter()
+        .find(|d| !d.used && matches!(d.param.kind, ParamKind::Field(Access::In) | ParamKind::Real))
+    {
+        return Err(syn::Error::new(
+            d.span,
+            format!(
+                "parameter `{}` is never used; remove it or use it in the body",
+                d.param.name
+            ),
+        ));
+    }
+
+    let stencil = Stencil {
+        name: name.to_string(),
+        public,
+        doc,
+        params: scope.params.into_iter().map(|d| d.param).collect(),
+        locals: scope.locals,
+        body,
+        domain,
+        ndim: NDIM,
+    };
+    Ok((stencil, name_span))
+}
+
+fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
+    if input.peek(Token![let]) {
+        input.parse::<Token![let]>()?;
+        let name: Ident = input.parse()?;
+        let sname = name.to_string();
+        check_name(&name)?;
+        if scope.param(&sname).is_some() || scope.local(&sname).is_some() {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("`{sname}` is already defined; give this `let` a new name"),
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let value = parse_expr(input, scope)?;
+        expect_semi(input)?;
+        scope.locals.push(sname);
+        return Ok(Stmt::Let {
+            local: scope.locals.len() - 1,
+            value,
+        });
+    }
+
+    let target = input.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected a statement: `let name = expr;` or `out_field[0, 0] = expr;`",
+        )
+    })?;
+    let tname = target.to_string();
+    let field = match scope.param(&tname) {
+        Some(i) => i,
+        None if scope.local(&tname).is_some() => {
+            return Err(syn::Error::new(
+                target.span(),
+                format!("`{tname}` is a `let` local and cannot be assigned again; only output fields are assigned, as `out[0, 0] = ...;`"),
+            ))
+        }
+        None => {
+            return Err(syn::Error::new(
+                target.span(),
+                format!("cannot assign to `{tname}`: it is not declared; add `{tname}: out` to the parameters"),
+            ))
+        }
+    };
+    match scope.params[field].param.kind {
+        ParamKind::Field(Access::In) => {
+            return Err(syn::Error::new(
+                target.span(),
+                format!("`{tname}` is declared `in` and cannot be written; declare it `{tname}: out` (or `inout` to update it in place)"),
+            ))
+        }
+        ParamKind::Field(_) => {}
+        ParamKind::Real | ParamKind::Index => {
+            return Err(syn::Error::new(
+                target.span(),
+                format!("`{tname}` is a scalar parameter and cannot be assigned; only output fields are written, as `out[0, 0] = ...;`"),
+            ))
+        }
+    }
+    if !input.peek(syn::token::Bracket) {
+        return Err(syn::Error::new(
+            target.span(),
+            format!("write the output at the current point: `{tname}[0, 0] = ...;`"),
+        ));
+    }
+    let (offset, span) = parse_offsets(input, &tname)?;
+    if offset.iter().any(|&o| o != 0) {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "a stencil writes only the point it is at: write `{tname}[0, 0]`, not `{tname}{}`; shift the reads instead",
+                fmt_offset(&offset)
+            ),
+        ));
+    }
+    if scope.params[field].written {
+        return Err(syn::Error::new(
+            target.span(),
+            format!("`{tname}` is assigned twice; compute the value with `let` and assign once"),
+        ));
+    }
+    if !input.peek(Token![=]) || input.peek(Token![==]) {
+        return Err(input.error(format!("expected `=` after `{tname}[0, 0]`")));
+    }
+    input.parse::<Token![=]>()?;
+    let value = parse_expr(input, scope)?;
+    expect_semi(input)?;
+    scope.params[field].written = true;
+    Ok(Stmt::Assign { field, value })
+}
+
+/// Names the generated code uses for its own loop variables; a parameter or local may not
+/// take them, so every generated line can use plain, readable names.
+pub const RESERVED: &[&str] = &[
+    "E",
+    "T",
+    "base",
+    "chunk_rows",
+    "grid",
+    "i",
+    "ins",
+    "iz",
+    "n",
+    "nx",
+    "outs",
+    "reals",
+    "row",
+    "space",
+    "task",
+    "task_len",
+    "z_task",
+];
+
+fn check_name(id: &Ident) -> syn::Result<()> {
+    let name = id.to_string();
+    if RESERVED.contains(&name.as_str()) {
+        return Err(syn::Error::new(
+            id.span(),
+            format!(
+                "`{name}` is reserved for the generated loops; choose another name (reserved: {})",
+                RESERVED.join(", ")
+            ),
+        ));
+    }
+    if name.contains("__") {
+        return Err(syn::Error::new(
+            id.span(),
+            format!("`{name}`: names with `__` are reserved for generated code"),
+        ));
+    }
+    Ok(())
+}
+
+fn expect_semi(input: ParseStream) -> syn::Result<()> {
+    if input.peek(Token![;]) {
+        input.parse::<Token![;]>()?;
+        Ok(())
+    } else {
+        Err(input.error("expected `;` at the end of the statement"))
+    }
+}
+
+fn fmt_offset(offset: &[i32]) -> String {
+    let parts: Vec<String> = offset.iter().map(|o| o.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Parses `[a, b]` with integer-constant offsets.
+fn parse_offsets(input: ParseStream, field: &str) -> syn::Result<(Vec<i32>, Span)> {
+    let content;
+    let bracket = bracketed!(content in input);
+    let span = bracket.span.join();
+    let mut offset = Vec::new();
+    while !content.is_empty() {
+        let negative = if content.peek(Token![-]) {
+            content.parse::<Token![-]>()?;
+            true
+        } else {
+            false
+        };
+        if content.peek(LitInt) {
+            let lit: LitInt = content.parse()?;
+            let v: i32 = lit.base10_parse().map_err(|_| {
+                syn::Error::new(lit.span(), "offset too large: offsets are small integers")
+            })?;
+            offset.push(if negative { -v } else { v });
+        } else {
+            let bad: TokenStream = content.step(|c| match c.token_tree() {
+                Some((tt, rest)) => Ok((tt.into(), rest)),
+                None => Err(c.error("expected an offset")),
+            })?;
+            let shown = bad.to_string();
+            let bad_span = bad.into_iter().next().map(|t| t.span()).unwrap_or(span);
+            return Err(syn::Error::new(
+                bad_span,
+                format!(
+                    "offsets must be integer constants, such as `{field}[0, -1]`; `{shown}` is not a constant"
+                ),
+            ));
+        }
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    if offset.len() != NDIM {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "fields are {NDIM}D: index `{field}` with {NDIM} offsets, `{field}[dz, dx]`, e.g. `{field}[0, 0]`"
+            ),
+        ));
+    }
+    Ok((offset, span))
+}
+
+fn parse_expr(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
+    parse_binary(input, scope, 1)
+}
+
+fn peek_op(input: ParseStream) -> Option<BinOp> {
+    if input.peek(Token![+]) && !input.peek(Token![+=]) {
+        Some(BinOp::Add)
+    } else if input.peek(Token![-]) && !input.peek(Token![-=]) && !input.peek(Token![->]) {
+        Some(BinOp::Sub)
+    } else if input.peek(Token![*]) && !input.peek(Token![*=]) {
+        Some(BinOp::Mul)
+    } else if input.peek(Token![/]) && !input.peek(Token![/=]) {
+        Some(BinOp::Div)
+    } else {
+        None
+    }
+}
+
+fn parse_binary(input: ParseStream, scope: &mut Scope, min_prec: u8) -> syn::Result<Expr> {
+    let mut lhs = parse_unary(input, scope)?;
+    while let Some(op) = peek_op(input) {
+        if op.precedence() < min_prec {
+            break;
+        }
+        match op {
+            BinOp::Add => drop(input.parse::<Token![+]>()?),
+            BinOp::Sub => drop(input.parse::<Token![-]>()?),
+            BinOp::Mul => drop(input.parse::<Token![*]>()?),
+            BinOp::Div => drop(input.parse::<Token![/]>()?),
+        }
+        let rhs = parse_binary(input, scope, op.precedence() + 1)?;
+        lhs = binary(op, lhs, rhs);
+    }
+    Ok(lhs)
+}
+
+/// Builds a binary node, folding it when both sides are constants.
+pub fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
+    match (&a, &b) {
+        (Expr::Lit(x), Expr::Lit(y)) => Expr::Lit(op.eval(*x, *y)),
+        _ => Expr::Binary(op, Box::new(a), Box::new(b)),
+    }
+}
+
+/// Builds a negation, folding constants.
+pub fn neg(a: Expr) -> Expr {
+    match a {
+        Expr::Lit(x) => Expr::Lit(-x),
+        other => Expr::Neg(Box::new(other)),
+    }
+}
+
+fn parse_unary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
+    if input.peek(Token![-]) {
+        input.parse::<Token![-]>()?;
+        return Ok(neg(parse_unary(input, scope)?));
+    }
+    parse_primary(input, scope)
+}
+
+fn parse_primary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
+    if input.peek(LitFloat) {
+        let lit: LitFloat = input.parse()?;
+        if !lit.suffix().is_empty() {
+            return Err(syn::Error::new(
+                lit.span(),
+                "write constants without a type suffix (`2.0`, not `2.0f32`): the element type is chosen at the call",
+            ));
+        }
+        return Ok(Expr::Lit(lit.base10_parse::<f64>()?));
+    }
+    if input.peek(LitInt) {
+        let lit: LitInt = input.parse()?;
+        if !lit.suffix().is_empty() {
+            return Err(syn::Error::new(
+                lit.span(),
+                "write constants without a type suffix (`2`, not `2u32`)",
+            ));
+        }
+        return Ok(Expr::Lit(lit.base10_parse::<f64>()?));
+    }
+    if input.peek(syn::token::Paren) {
+        let content;
+        parenthesized!(content in input);
+        let e = parse_expr(&content, scope)?;
+        if !content.is_empty() {
+            return Err(content.error("unexpected tokens inside parentheses"));
+        }
+        return Ok(e);
+    }
+    if input.peek(Ident::peek_any) {
+        let id = input.call(Ident::parse_any)?;
+        let name = id.to_string();
+        if input.peek(syn::token::Paren) {
+            return parse_call(input, scope, &id);
+        }
+        if let Some(local) = scope.local(&name) {
+            if input.peek(syn::token::Bracket) {
+                return Err(syn::Error::new(
+                    id.span(),
+                    format!("`{name}` is a `let` local, not a field; use it without an offset"),
+                ));
+            }
+            return Ok(Expr::Local(local));
+        }
+        let Some(pi) = scope.param(&name) else {
+            return Err(syn::Error::new(
+                id.span(),
+                format!(
+                    "`{name}` is not declared; add it to the parameters as `{name}: in` (a field) or `{name}: real` (a scalar), or define it with `let {name} = ...;`"
+                ),
+            ));
+        };
+        scope.params[pi].used = true;
+        return match scope.params[pi].param.kind {
+            ParamKind::Real => {
+                if input.peek(syn::token::Bracket) {
+                    return Err(syn::Error::new(
+                        id.span(),
+                        format!("`{name}` is a `real` scalar, not a field; use it without an offset, or declare it `{name}: in`"),
+                    ));
+                }
+                Ok(Expr::Scalar(pi))
+            }
+            ParamKind::Index => Err(syn::Error::new(
+                id.span(),
+                format!("`{name}` is an `index` parameter: it places the stencil with `#[at]` and cannot be used in arithmetic"),
+            )),
+            ParamKind::Field(access) => {
+                if !input.peek(syn::token::Bracket) {
+                    return Err(syn::Error::new(
+                        id.span(),
+                        format!("`{name}` is a field: read it at an offset, e.g. `{name}[0, 0]`"),
+                    ));
+                }
+                let (offset, span) = parse_offsets(input, &name)?;
+                match access {
+                    Access::Out => Err(syn::Error::new(
+                        id.span(),
+                        format!("`{name}` is declared `out` and cannot be read; declare it `{name}: inout` to read its old value at `[0, 0]`, or pass the data as a separate `in` field"),
+                    )),
+                    Access::InOut if offset.iter().any(|&o| o != 0) => Err(syn::Error::new(
+                        span,
+                        format!("`{name}` is `inout`: reading it at {} would race with its own writes on parallel backends; read it only at `[0, 0]`, or pass a copy as an `in` field", fmt_offset(&offset)),
+                    )),
+                    _ => Ok(Expr::Read { field: pi, offset }),
+                }
+            }
+        };
+    }
+    Err(input.error(
+        "expected a number, a field read such as `p[0, 0]`, a scalar, a function call or `( ... )`",
+    ))
+}
+
+fn parse_call(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<Expr> {
+    let name = id.to_string();
+    let Some(func) = Func::from_name(&name) else {
+        let known: Vec<&str> = Func::ALL.iter().map(|f| f.name()).collect();
+        return Err(syn::Error::new(
+            id.span(),
+            format!(
+                "unknown function `{name}`; the stencil DSL knows: {}",
+                known.join(", ")
+            ),
+        ));
+    };
+    let content;
+    parenthesized!(content in input);
+    let mut args = Vec::new();
+    while !content.is_empty() {
+        args.push(parse_expr(&content, scope)?);
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    if args.len() != func.arity() {
+        return Err(syn::Error::new(
+            id.span(),
+            format!(
+                "`{name}` takes {} argument{}, found {}",
+                func.arity(),
+                if func.arity() == 1 { "" } else { "s" },
+                args.len()
+            ),
+        ));
+    }
+    if let Some(values) = args
+        .iter()
+        .map(|a| match a {
+            Expr::Lit(v) => Some(*v),
+            _ => None,
+        })
+        .collect::<Option<Vec<f64>>>()
+    {
+        return Ok(Expr::Lit(func.eval(&values)));
+    }
+    Ok(Expr::Call(func, args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(src: &str) -> Stencil {
+        let mut v = parse_str(src).expect("parses");
+        assert_eq!(v.len(), 1);
+        v.remove(0)
+    }
+
+    fn err(src: &str) -> String {
+        parse_str(src).expect_err("must fail").to_string()
+    }
+
+    const PXX: &str = "pub fn fd_pxx(pxx: out, p: in) {
+        pxx[0, 0] = -1.0/12.0*p[0,-2] + 4.0/3.0*p[0,-1] - 5.0/2.0*p[0,0] + 4.0/3.0*p[0,1] - 1.0/12.0*p[0,2];
+    }";
+
+    #[test]
+    fn parses_fd_pxx_with_folded_coefficients() {
+        let s = one(PXX);
+        assert_eq!(s.name, "fd_pxx");
+        assert_eq!(s.type_name(), "FdPxx");
+        assert!(s.public);
+        assert_eq!(s.radius(), 2);
+        assert_eq!(s.halo(), vec![0, 2]);
+        assert_eq!(s.outputs(), vec![0]);
+        assert_eq!(s.inputs(), vec![1]);
+        assert_eq!(s.taps().len(), 5);
+        // 5 multiplications and 4 additions/subtractions; divisions of constants are folded.
+        assert_eq!(s.flops_per_point(), 9);
+        assert_eq!(s.bytes_per_point(4), 8);
+        let Stmt::Assign { value, .. } = &s.body[0] else {
+            panic!("expected an assignment")
+        };
+        let mut lits = Vec::new();
+        value.walk(&mut |e| {
+            if let Expr::Lit(v) = e {
+                lits.push(*v)
+            }
+        });
+        assert_eq!(
+            lits,
+            vec![-1.0 / 12.0, 4.0 / 3.0, 2.5, 4.0 / 3.0, 1.0 / 12.0]
+        );
+    }
+
+    #[test]
+    fn precedence_and_associativity() {
+        let s = one(
+            "fn f(o: out, a: in, b: in, c: real) { o[0,0] = a[0,0] - b[0,0] - c * a[0,0] / c; }",
+        );
+        // ((a - b) - ((c * a) / c))
+        let Stmt::Assign { value, .. } = &s.body[0] else {
+            panic!()
+        };
+        match value {
+            Expr::Binary(BinOp::Sub, l, r) => {
+                assert!(matches!(**l, Expr::Binary(BinOp::Sub, _, _)));
+                assert!(matches!(**r, Expr::Binary(BinOp::Div, _, _)));
+            }
+            other => panic!("unexpected tree {other:?}"),
+        }
+        assert_eq!(s.flops_per_point(), 4);
+        assert_eq!(s.radius(), 0);
+        assert_eq!(s.bytes_per_point(8), 24);
+    }
+
+    #[test]
+    fn lets_point_domain_and_functions() {
+        let s = one(
+            "#[at(iz, ix)] fn src(p: inout, v: real, iz: index, ix: index) {
+            let a = sqrt(4.0) * v;
+            p[0, 0] = p[0, 0] + max(a, 0.0);
+        }",
+        );
+        assert_eq!(s.domain, Domain::Point { z: 2, x: 3 });
+        assert_eq!(s.locals, vec!["a".to_string()]);
+        let Stmt::Let { value, .. } = &s.body[0] else {
+            panic!()
+        };
+        assert_eq!(
+            *value,
+            Expr::Binary(
+                BinOp::Mul,
+                Box::new(Expr::Lit(2.0)),
+                Box::new(Expr::Scalar(1))
+            )
+        );
+        assert_eq!(s.fields_read(), 1);
+        assert_eq!(s.fields_written(), 1);
+    }
+
+    #[test]
+    fn several_stencils_and_docs() {
+        let v = parse_str("/// Copies.\nfn a(o: out, q: in) { o[0,0] = q[0,0]; } fn b(o: out, q: in) { o[0,0] = q[1,-1]; }")
+            .expect("parses");
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].doc, vec![" Copies.".to_string()]);
+        assert_eq!(v[1].radius(), 1);
+    }
+
+    #[test]
+    fn rejects_writing_an_input() {
+        let e = err("fn f(a: in, o: out) { o[0,0] = 1.0; a[0,0] = 2.0; }");
+        assert!(e.contains("declared `in`"), "{e}");
+    }
+
+    #[test]
+    fn rejects_undeclared_name() {
+        let e = err("fn f(o: out) { o[0,0] = q[0,0]; }");
+        assert!(e.contains("`q` is not declared"), "{e}");
+    }
+
+    #[test]
+    fn rejects_non_constant_offset() {
+        let e = err("fn f(o: out, p: in) { o[0,0] = p[0, i]; }");
+        assert!(e.contains("offsets must be integer constants"), "{e}");
+    }
+
+    #[test]
+    fn rejects_assignment_off_centre_or_to_scalars() {
+        assert!(err("fn f(o: out, p: in) { o[0,1] = p[0,0]; }").contains("only the point it is at"));
+        assert!(
+            err("fn f(o: out, s: real) { s = 1.0; o[0,0] = 1.0; }").contains("scalar parameter")
+        );
+        assert!(err("fn f(o: out) { o = 1.0; }").contains("o[0, 0]"));
+    }
+
+    #[test]
+    fn rejects_unknown_function() {
+        let e = err("fn f(o: out, p: in) { o[0,0] = tanh(p[0,0]); }");
+        assert!(
+            e.contains("unknown function `tanh`") && e.contains("sqrt"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn rejects_reading_outputs_and_racy_inout() {
+        assert!(err("fn f(o: out) { o[0,0] = o[0,0]; }").contains("declared `out`"));
+        assert!(err("fn f(o: inout) { o[0,0] = o[0,1]; }").contains("race"));
+    }
+
+    #[test]
+    fn rejects_structural_mistakes() {
+        assert!(err("fn f(o: out, p: in) { }").contains("never written"));
+        assert!(err("fn f(p: in) { }").contains("no output field"));
+        assert!(err("fn f(o: out, p: in) { o[0,0] = p; }").contains("read it at an offset"));
+        assert!(err("fn f(o: out, p: in) { o[0,0] = p[0]; }").contains("2 offsets"));
+        assert!(err("fn f(o: out, p: floaty) { o[0,0] = 1.0; }").contains("unknown parameter kind"));
+        assert!(err("fn f(o: out) { o[0,0] = 1.0; o[0,0] = 2.0; }").contains("assigned twice"));
+        assert!(err("fn f(o: out, i: index) { o[0,0] = 1.0; }").contains("not used"));
+        assert!(err("fn f(o: out) { o[0,0] = 1.0 }").contains("`;`"));
+        assert!(err("fn f(o: out) { o[0,0] = 1.0f32; }").contains("suffix"));
+        assert!(err("fn f(o: out, o: in) { o[0,0] = 1.0; }").contains("twice"));
+        assert!(err("").contains("empty"));
+    }
+}

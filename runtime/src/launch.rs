@@ -1,0 +1,214 @@
+//! The launch layer between generated kernels and execution spaces.
+//!
+//! `stencil!` generates, for each stencil, a marker type implementing [`Stencil`] (metadata
+//! from the IR plus the host kernels) and a generic function that calls [`launch`]. `launch`
+//! checks shapes, computes the iteration [`Grid`] from the radius, and hands raw buffers to
+//! [`ExecutionSpace::launch`].
+
+use crate::{Error, ExecutionSpace, Real, Result, ScalarField};
+
+/// The rectangle of points a launch computes: rows `z0..z1`, columns `x0..x1` of an
+/// `nz × nx` row-major field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    /// Rows of the field.
+    pub nz: usize,
+    /// Columns of the field.
+    pub nx: usize,
+    /// First row computed.
+    pub z0: usize,
+    /// One past the last row computed.
+    pub z1: usize,
+    /// First column computed.
+    pub x0: usize,
+    /// One past the last column computed.
+    pub x1: usize,
+}
+
+impl Grid {
+    /// The domain of stencil `info` on an `nz × nx` field: the interior at distance `radius`
+    /// from every border, or the single point given by `indices` for `#[at]` stencils.
+    ///
+    /// ```
+    /// use ppstencil::launch::{Grid, Stencil};
+    /// use ppstencil::kernels::FdPxx;
+    /// let g = Grid::for_stencil(&FdPxx::INFO, 5, 6, &[])?;
+    /// assert_eq!((g.z0, g.z1, g.x0, g.x1), (2, 3, 2, 4));
+    /// assert!(Grid::for_stencil(&FdPxx::INFO, 4, 6, &[]).is_err());
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
+    pub fn for_stencil(
+        info: &StencilInfo,
+        nz: usize,
+        nx: usize,
+        indices: &[usize],
+    ) -> Result<Grid> {
+        let r = info.radius;
+        if info.point {
+            let (iz, ix) = match indices {
+                [iz, ix] => (*iz, *ix),
+                _ => return Err(Error::arity(info.name, "index arguments")),
+            };
+            if iz < r || ix < r || iz + r >= nz || ix + r >= nx {
+                return Err(Error::PointOutOfRange {
+                    kernel: info.name,
+                    iz,
+                    ix,
+                    radius: r,
+                    nz,
+                    nx,
+                });
+            }
+            return Ok(Grid {
+                nz,
+                nx,
+                z0: iz,
+                z1: iz + 1,
+                x0: ix,
+                x1: ix + 1,
+            });
+        }
+        let min = 2 * r + 1;
+        if nz < min || nx < min {
+            return Err(Error::GridTooSmall {
+                kernel: info.name,
+                radius: r,
+                nz,
+                nx,
+                min,
+            });
+        }
+        Ok(Grid {
+            nz,
+            nx,
+            z0: r,
+            z1: nz - r,
+            x0: r,
+            x1: nx - r,
+        })
+    }
+
+    /// Number of points computed.
+    pub fn points(&self) -> usize {
+        (self.z1 - self.z0) * (self.x1 - self.x0)
+    }
+}
+
+/// What kernels-gen derived from a stencil's IR, embedded in the generated code.
+#[derive(Clone, Copy, Debug)]
+pub struct StencilInfo {
+    /// Stencil name.
+    pub name: &'static str,
+    /// Largest |offset| of any read.
+    pub radius: usize,
+    /// Whether the stencil runs at one point (`#[at]`) rather than over the interior.
+    pub point: bool,
+    /// Written fields, in launch order.
+    pub outputs: &'static [&'static str],
+    /// Read-only fields, in launch order.
+    pub inputs: &'static [&'static str],
+    /// Real scalar parameters, in launch order.
+    pub reals: &'static [&'static str],
+    /// Index parameters (`#[at]` position).
+    pub indices: &'static [&'static str],
+    /// Distinct fields read per point.
+    pub fields_read: usize,
+    /// Fields written per point.
+    pub fields_written: usize,
+    /// Floating-point operations per point.
+    pub flops_per_point: usize,
+    /// The stencil printed back as DSL source.
+    pub dsl: &'static str,
+    /// Generated source per backend (`"serial"`, `"rayon"`, and GPU dialects when emitted).
+    pub sources: &'static [(&'static str, &'static str)],
+}
+
+impl StencilInfo {
+    /// Compulsory bytes moved per point for elements of `elem_size` bytes.
+    pub fn bytes_per_point(&self, elem_size: usize) -> usize {
+        (self.fields_read + self.fields_written) * elem_size
+    }
+
+    /// Flops per compulsory byte.
+    pub fn arithmetic_intensity(&self, elem_size: usize) -> f64 {
+        self.flops_per_point as f64 / self.bytes_per_point(elem_size).max(1) as f64
+    }
+
+    /// The generated source for `backend`, if emitted.
+    pub fn source(&self, backend: &str) -> Option<&'static str> {
+        self.sources
+            .iter()
+            .find(|(b, _)| *b == backend)
+            .map(|(_, s)| *s)
+    }
+}
+
+/// Implemented by `stencil!` for each stencil's marker type: metadata and host kernels.
+pub trait Stencil {
+    /// Metadata derived from the IR.
+    const INFO: StencilInfo;
+
+    /// Runs the stencil over `grid`, one row after another. `outs` are whole output fields,
+    /// `ins` whole input fields, `reals` the scalars, each in declaration order.
+    fn serial<T: Real>(grid: &Grid, outs: &mut [&mut [T]], ins: &[&[T]], reals: &[T])
+        -> Result<()>;
+
+    /// Runs the stencil over `grid` on the current rayon pool, in chunks of `chunk_rows` rows.
+    fn rayon<T: Real>(
+        grid: &Grid,
+        outs: &mut [&mut [T]],
+        ins: &[&[T]],
+        reals: &[T],
+        chunk_rows: usize,
+    ) -> Result<()>;
+}
+
+/// Checks a launch and runs it on `space`. Generated stencil functions call this.
+///
+/// Errors: fields of different shapes ([`Error::ShapeMismatch`]), a grid too small for the
+/// radius ([`Error::GridTooSmall`]), a point outside the valid range
+/// ([`Error::PointOutOfRange`]), and whatever the execution space reports.
+pub fn launch<S: Stencil, E: ExecutionSpace, T: Real>(
+    space: &E,
+    outs: &mut [&mut ScalarField<E::Memory, T>],
+    ins: &[&ScalarField<E::Memory, T>],
+    reals: &[T],
+    indices: &[usize],
+) -> Result<()> {
+    let info = &S::INFO;
+    if outs.len() != info.outputs.len() {
+        return Err(Error::arity(info.name, "output fields"));
+    }
+    if ins.len() != info.inputs.len() {
+        return Err(Error::arity(info.name, "input fields"));
+    }
+    if reals.len() != info.reals.len() {
+        return Err(Error::arity(info.name, "real scalars"));
+    }
+    let Some(first) = outs.first() else {
+        return Err(Error::arity(info.name, "output fields"));
+    };
+    let (nz, nx) = first.shape();
+    let named = outs
+        .iter()
+        .map(|f| f.shape())
+        .zip(info.outputs.iter())
+        .chain(ins.iter().map(|f| f.shape()).zip(info.inputs.iter()));
+    for ((fz, fx), name) in named {
+        if (fz, fx) != (nz, nx) {
+            return Err(Error::ShapeMismatch {
+                kernel: info.name,
+                first: info.outputs[0],
+                field: name,
+                nz,
+                nx,
+                found_nz: fz,
+                found_nx: fx,
+            });
+        }
+    }
+    let grid = Grid::for_stencil(info, nz, nx, indices)?;
+    let mut out_bufs: Vec<_> = outs.iter_mut().map(|f| f.buffer_mut()).collect();
+    let in_bufs: Vec<_> = ins.iter().map(|f| f.buffer()).collect();
+    space.launch::<S, T>(&grid, &mut out_bufs, &in_bufs, reals)
+}
