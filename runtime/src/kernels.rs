@@ -10,7 +10,8 @@
 //! | `fd_pzz` | rows/cols `2..n-2` | the same along z |
 //! | `fd_time` | every point | `pnew = 2p - pold + (dt/dh)² v² (pxx + pzz)` |
 //!
-//! with `c0 = -5/2`, `c1 = 4/3`, `c2 = -1/12`. Each call is a generic function of the
+//! with `c0 = -5/2`, `c1 = 4/3`, `c2 = -1/12`. `fd_step` fuses the last three into one
+//! pass (with `kv2 = (dt/dh)² v²` from `fd_kv2`, computed once). Each call is a generic function of the
 //! execution space; see [`fd_pxx`] for an example.
 
 use crate::stencil;
@@ -50,10 +51,34 @@ stencil! {
     pub fn fd_time(pnew: out, p: in, pold: in, v: in, pxx: in, pzz: in, dtdh2: real) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + dtdh2 * v[0, 0] * v[0, 0] * (pxx[0, 0] + pzz[0, 0]);
     }
+
+    /// `kv2 = dtdh2 v²`, computed once per model for [`fd_step`] (same operation order as
+    /// [`fd_time`], so the fused and split steps round identically).
+    pub fn fd_kv2(kv2: out, v: in, dtdh2: real) {
+        kv2[0, 0] = dtdh2 * v[0, 0] * v[0, 0];
+    }
+
+    /// The whole time step fused into one pass (16 compulsory bytes per point instead of the
+    /// split kernels' 40): `pnew = 2 p - pold + kv2 (d²p/dx² + d²p/dz²)`, with `kv2` from
+    /// [`fd_kv2`]. Same arithmetic as `fd_pxx`, `fd_pzz` and `fd_time` in sequence.
+    pub fn fd_step(pnew: out, p: in, pold: in, kv2: in) {
+        let pxx = -1.0 / 12.0 * p[0, -2] + 4.0 / 3.0 * p[0, -1] - 5.0 / 2.0 * p[0, 0]
+            + 4.0 / 3.0 * p[0, 1] - 1.0 / 12.0 * p[0, 2];
+        let pzz = -1.0 / 12.0 * p[-2, 0] + 4.0 / 3.0 * p[-1, 0] - 5.0 / 2.0 * p[0, 0]
+            + 4.0 / 3.0 * p[1, 0] - 1.0 / 12.0 * p[2, 0];
+        pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * (pxx + pzz);
+    }
 }
 
 /// Metadata of every acoustic kernel, for tools (`ppwave gen`, benchmarks).
 pub const ALL: &[crate::launch::StencilInfo] = {
     use crate::launch::Stencil;
-    &[AddSource::INFO, FdPxx::INFO, FdPzz::INFO, FdTime::INFO]
+    &[
+        AddSource::INFO,
+        FdPxx::INFO,
+        FdPzz::INFO,
+        FdTime::INFO,
+        FdKv2::INFO,
+        FdStep::INFO,
+    ]
 };

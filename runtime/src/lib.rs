@@ -67,7 +67,7 @@ pub use field::{HostField, ScalarField};
 pub use memory::{HostAccessible, MemSpaceHost, MemorySpace};
 pub use real::Real;
 pub use stencil_macros::stencil;
-pub use wave::{WaveConfig, WaveSimulator};
+pub use wave::{Kernels, WaveConfig, WaveSimulator};
 
 #[doc(hidden)]
 pub mod __private {
