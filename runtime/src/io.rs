@@ -175,10 +175,9 @@ fn parse_dict(text: &str) -> std::result::Result<Vec<(String, Value)>, String> {
                 Value::Tuple(dims)
             }
             _ => {
-                let word: String = std::iter::from_fn(|| {
-                    chars.next_if(|ch| ch.is_alphanumeric() || *ch == '_')
-                })
-                .collect();
+                let word: String =
+                    std::iter::from_fn(|| chars.next_if(|ch| ch.is_alphanumeric() || *ch == '_'))
+                        .collect();
                 match word.as_str() {
                     "True" => Value::Bool(true),
                     "False" => Value::Bool(false),
@@ -220,9 +219,11 @@ fn parse_header(text: &str) -> std::result::Result<Header, String> {
     match get("fortran_order") {
         Some(Value::Bool(false)) => {}
         Some(Value::Bool(true)) => {
-            return Err("the array is in Fortran (column-major) order; save a C-order array \
+            return Err(
+                "the array is in Fortran (column-major) order; save a C-order array \
                  (numpy.save(path, numpy.ascontiguousarray(arr)))"
-                .to_string())
+                    .to_string(),
+            )
         }
         _ => return Err("the npy header has no 'fortran_order' boolean".to_string()),
     }
@@ -369,8 +370,8 @@ mod tests {
 
     #[test]
     fn written_file_matches_the_format_byte_for_byte() {
-        let f: HostField<f32> = ScalarField::from_vec(2, 3, vec![1.0, -2.0, 0.5, 3.0, 4.0, 5.0])
-            .expect("field");
+        let f: HostField<f32> =
+            ScalarField::from_vec(2, 3, vec![1.0, -2.0, 0.5, 3.0, 4.0, 5.0]).expect("field");
         let p = tmp("layout.npy");
         write_npy(&p, &f).expect("write");
         let b = std::fs::read(&p).expect("read");
@@ -405,7 +406,10 @@ mod tests {
 
     #[test]
     fn reads_numpy_variants_big_endian_and_version_2() {
-        let data: Vec<u8> = [1.5f64, -2.0].iter().flat_map(|v| v.to_be_bytes()).collect();
+        let data: Vec<u8> = [1.5f64, -2.0]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
         let p = tmp("be.npy");
         let dict = "{'descr': '>f8', 'fortran_order': False, 'shape': (1, 2), }";
         std::fs::write(&p, hand_made(dict, &data)).expect("write");
@@ -427,7 +431,10 @@ mod tests {
     fn errors_name_the_file_and_the_problem() {
         let missing = tmp("does-not-exist.npy");
         let e = read_npy::<f32>(&missing).expect_err("missing").to_string();
-        assert!(e.contains("does-not-exist.npy") && e.contains("no such file"), "{e}");
+        assert!(
+            e.contains("does-not-exist.npy") && e.contains("no such file"),
+            "{e}"
+        );
 
         let e = read_err("text.npy", b"nz,nx\n1,2\n");
         assert!(e.contains("not an .npy file"), "{e}");
@@ -435,31 +442,49 @@ mod tests {
         let f4 = 1.0f32.to_le_bytes().repeat(6);
         let e = read_err(
             "one_d.npy",
-            &hand_made("{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", &f4),
+            &hand_made(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }",
+                &f4,
+            ),
         );
         assert!(e.contains("not a 2D array") && e.contains("(6,)"), "{e}");
 
         let e = read_err(
             "three_d.npy",
-            &hand_made("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }", &f4),
+            &hand_made(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }",
+                &f4,
+            ),
         );
-        assert!(e.contains("not a 2D array") && e.contains("3 dimensions"), "{e}");
+        assert!(
+            e.contains("not a 2D array") && e.contains("3 dimensions"),
+            "{e}"
+        );
 
         let e = read_err(
             "ints.npy",
-            &hand_made("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", &f4),
+            &hand_made(
+                "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }",
+                &f4,
+            ),
         );
         assert!(e.contains("not a float array") && e.contains("<i4"), "{e}");
 
         let e = read_err(
             "fortran.npy",
-            &hand_made("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", &f4),
+            &hand_made(
+                "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
+                &f4,
+            ),
         );
         assert!(e.contains("Fortran"), "{e}");
 
         let e = read_err(
             "short.npy",
-            &hand_made("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }", &f4),
+            &hand_made(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }",
+                &f4,
+            ),
         );
         assert!(e.contains("needs 32 data bytes but the file has 24"), "{e}");
 
@@ -473,6 +498,9 @@ mod tests {
         let p = tmp("no-such-dir").join("x.npy");
         let e = write_npy(&p, &f).expect_err("must fail");
         assert!(e.to_string().contains("x.npy") && e.to_string().contains("cannot create"));
-        assert!(std::error::Error::source(&e).is_some(), "the OS error is the source");
+        assert!(
+            std::error::Error::source(&e).is_some(),
+            "the OS error is the source"
+        );
     }
 }
