@@ -127,6 +127,8 @@ impl RunArgs {
     /// The simulation parameters these arguments describe.
     pub fn config(&self) -> WaveConfig {
         let paper = WaveConfig::paper();
+        // `..paper` keeps this compiling (with the paper's values) when WaveConfig gains fields.
+        #[allow(clippy::needless_update)]
         WaveConfig {
             nz: self.nz,
             nx: self.nx,

@@ -17,7 +17,8 @@ pub fn render(args: &GenArgs) -> anyhow::Result<String> {
                 return Err(BadInput(format!(
                     "unknown stencil `{name}`; valid names: {}",
                     names.join(", ")
-                )))?;
+                ))
+                .into());
             }
         },
     };

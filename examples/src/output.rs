@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 
 /// The output directory of one run. [`OutputDir::prepare`] checks it is writable before the
 /// time loop; files are recorded as they are written, and [`OutputDir::abandon`] removes them
-/// (and the directory, if this run created it) so a failed run leaves nothing behind.
+/// (and the directories this run created) so a failed run leaves nothing behind.
 #[derive(Debug)]
 pub struct OutputDir {
     path: PathBuf,
-    created: bool,
+    /// Directories this run created, deepest first.
+    created: Vec<PathBuf>,
     written: Vec<PathBuf>,
 }
 
@@ -23,11 +24,15 @@ impl OutputDir {
     pub fn prepare(path: &Path) -> anyhow::Result<OutputDir> {
         let bad = |what: String| BadInput(format!("--out {}: {what}", path.display()));
         if path.exists() && !path.is_dir() {
-            return Err(bad(
-                "exists and is not a directory; choose a directory path".into(),
-            ))?;
+            return Err(
+                bad("exists and is not a directory; choose a directory path".into()).into(),
+            );
         }
-        let created = !path.exists();
+        let created: Vec<PathBuf> = path
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
         std::fs::create_dir_all(path).context(bad(
             "cannot create the directory; choose a writable path".into(),
         ))?;
@@ -76,8 +81,7 @@ impl OutputDir {
         }
     }
 
-    /// Removes the files this run wrote and the directory if this run created it (and it is
-    /// empty).
+    /// Removes the files this run wrote and the directories it created (when empty).
     pub fn abandon(mut self) {
         self.abandon_ref();
     }
@@ -86,9 +90,9 @@ impl OutputDir {
         for f in self.written.drain(..) {
             let _ = std::fs::remove_file(f);
         }
-        if self.created {
+        for d in self.created.drain(..) {
             // Only succeeds when empty: never removes anything that was not ours.
-            let _ = std::fs::remove_dir(&self.path);
+            let _ = std::fs::remove_dir(d);
         }
     }
 }
@@ -190,6 +194,60 @@ mod tests {
         assert_eq!(seismic(0.25), [255, 128, 128]);
         assert_eq!(seismic(-0.25), [128, 128, 255]);
         assert_eq!(seismic(f32::NAN), [255, 255, 255]);
+    }
+
+    #[test]
+    fn a_failed_write_removes_what_this_run_created() {
+        let root = std::env::temp_dir().join(format!("ppwave-outdir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let nested = root.join("a").join("b");
+        let mut dir = OutputDir::prepare(&nested).expect("prepare");
+        assert!(nested.is_dir());
+        assert_eq!(
+            std::fs::read_dir(&nested).expect("list").count(),
+            0,
+            "probe removed"
+        );
+        dir.write("one.txt", |f| Ok(std::fs::write(f, "1")?))
+            .expect("first write");
+        let e = dir
+            .write("two.txt", |f| {
+                std::fs::write(f, "partial")?;
+                anyhow::bail!("disk full")
+            })
+            .expect_err("second write fails");
+        assert_eq!(e.to_string(), "disk full");
+        assert!(!root.exists(), "files and the created directories are gone");
+
+        // A directory that existed before is kept, with files that were not ours.
+        std::fs::create_dir_all(&root).expect("mkdir");
+        std::fs::write(root.join("keep.txt"), "k").expect("write");
+        let mut dir = OutputDir::prepare(&root).expect("prepare existing");
+        dir.write("x.npy", |f| Ok(std::fs::write(f, "x")?))
+            .expect("write");
+        dir.abandon();
+        assert!(root.join("keep.txt").exists() && !root.join("x.npy").exists());
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    #[test]
+    fn huge_grids_are_reduced_keeping_the_strongest_point_of_each_block() {
+        // 5 x 8193 points: side > 4096, so blocks of 3 x 3 give a 2731 x 2 image.
+        let mut f: HostField<f32> = HostField::new(5, 8193).expect("field");
+        f.fill(0.01);
+        f[(4, 8192)] = -1.0; // alone in the last block (rows 3..5, column 8190..8193)
+        let path = std::env::temp_dir().join(format!("ppwave-big-{}.png", std::process::id()));
+        write_png(&path, &f).expect("write");
+        let decoder = png::Decoder::new(std::io::BufReader::new(File::open(&path).expect("open")));
+        let mut reader = decoder.read_info().expect("png header");
+        let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+        let info = reader.next_frame(&mut buf).expect("decode");
+        assert_eq!((info.width, info.height), (2731, 2));
+        let last = &buf[buf.len() - 3..];
+        // Non-zero |p| are 0.01 (many) and 1.0: the clip is 0.01, so -1 saturates dark blue.
+        assert_eq!(last, &[0, 0, 77]);
+        assert_eq!(&buf[..3], &[128, 0, 0], "0.01 / clip 0.01 = +1: dark red");
+        std::fs::remove_file(&path).ok();
     }
 
     #[test]

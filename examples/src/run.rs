@@ -83,13 +83,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunSummary> {
             "--nz x --nx = {} x {} is too large: its fields would need more bytes than this \
              machine can address; use a smaller grid",
             config.nz, config.nx
-        )))?;
+        ))
+        .into());
     }
     if args.threads.is_some() && args.backend != Backend::Rayon {
         return Err(BadInput(format!(
             "--threads applies only to --backend rayon, not --backend {}; drop --threads",
             args.backend.name()
-        )))?;
+        ))
+        .into());
     }
     match args.backend {
         Backend::Serial => simulate(Serial, args, &config, Some(1)),

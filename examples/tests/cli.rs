@@ -48,6 +48,8 @@ const SMALL: &[&str] = &[
 ];
 
 fn small_config(kernels: Kernels) -> WaveConfig {
+    // `..paper()` keeps this compiling when WaveConfig gains fields.
+    #[allow(clippy::needless_update)]
     WaveConfig {
         nz: 40,
         nx: 50,
