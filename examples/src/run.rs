@@ -113,7 +113,7 @@ fn progress_bar(nt: usize) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let style = ProgressStyle::with_template(
-        "{elapsed_precise} [{wide_bar}] {pos}/{len} steps ({per_sec}, eta {eta})",
+        "{elapsed_precise} [{wide_bar}] {pos}/{len} steps (eta {eta})",
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar());
     ProgressBar::new(nt as u64).with_style(style)

@@ -234,10 +234,11 @@ fn parse_header(text: &str) -> std::result::Result<Header, String> {
     if shape.len() != 2 {
         let shown: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
         return Err(format!(
-            "not a 2D array: shape ({}{}) has {} dimensions; a field is (nz, nx)",
+            "not a 2D array: shape ({}{}) has {} dimension{}; a field is (nz, nx)",
             shown.join(", "),
             if shape.len() == 1 { "," } else { "" },
-            shape.len()
+            shape.len(),
+            if shape.len() == 1 { "" } else { "s" }
         ));
     }
     Ok(Header {
