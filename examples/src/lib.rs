@@ -1,5 +1,5 @@
 //! The `ppwave` command-line program as a library: argument definitions ([`cli`]), the
-//! subcommands ([`run`], [`gen`], [`bench`]), the output writers ([`output`]) and the mapping
+//! subcommands ([`run`], [`gen`], [`bench`](mod@bench)), the output writers ([`output`]) and the mapping
 //! of errors to exit codes ([`exit_code`]). `src/bin/ppwave.rs` is a thin `main` over
 //! [`execute`].
 #![warn(missing_docs)]

@@ -165,7 +165,7 @@ pub fn simulate<E: ExecutionSpace>(
         args.backend.name(),
         config.kernels.name(),
         threads
-            .map(|t| format!(", {t} threads"))
+            .map(|t| format!(", {t} thread{}", if t == 1 { "" } else { "s" }))
             .unwrap_or_default(),
         stats.wall.as_secs_f64(),
         stats.mpoints_per_s,
