@@ -106,6 +106,18 @@ pub enum Error {
         /// The error code's name and description.
         code: String,
     },
+    /// Reading or writing a file failed, or a file's contents are not what was expected
+    /// (see [`io`](crate::io)).
+    #[error("{path}: {problem}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong, and the fix where there is one.
+        problem: String,
+        /// The operating-system error, if any.
+        #[source]
+        source: Option<std::io::Error>,
+    },
     /// A generated kernel was launched with the wrong number of arguments (a bug in a
     /// hand-written launch; generated launch functions cannot cause it).
     #[error("kernel `{kernel}` was launched with the wrong number of {what}")]

@@ -54,6 +54,7 @@ pub mod device;
 mod error;
 pub mod exec;
 mod field;
+pub mod io;
 pub mod kernels;
 pub mod launch;
 pub mod memory;
@@ -68,6 +69,9 @@ pub use memory::{HostAccessible, MemSpaceHost, MemorySpace};
 pub use real::Real;
 pub use stencil_macros::stencil;
 pub use wave::{Kernels, WaveConfig, WaveSimulator};
+
+/// The version of this crate (`ppstencil`), as recorded by tools in their outputs.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 #[doc(hidden)]
 pub mod __private {

@@ -1,5 +1,18 @@
-//! `ppwave`: the acoustic wave simulator's command-line program (work in progress).
-fn main() {
-    eprintln!("ppwave: not implemented yet");
-    std::process::exit(2);
+//! `ppwave`: the acoustic wave simulator's command-line program. See `ppwave --help`.
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // Usage errors are printed by clap, which exits with status 2 (0 for --help/--version).
+    let cli = ppstencil_examples::cli::Cli::parse();
+    match ppstencil_examples::execute(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(ppstencil_examples::exit_code(&e))
+        }
+    }
 }

@@ -1,0 +1,59 @@
+//! The `ppwave` command-line program as a library: argument definitions ([`cli`]), the
+//! subcommands ([`run`], [`gen`], [`bench`](mod@bench)), the output writers ([`output`]) and the mapping
+//! of errors to exit codes ([`exit_code`]). `src/bin/ppwave.rs` is a thin `main` over
+//! [`execute`].
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod cli;
+pub mod gen;
+pub mod output;
+pub mod run;
+
+use std::fmt;
+
+/// Bad input found by `ppwave` itself (as opposed to a runtime failure): exit code 2.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl fmt::Display for BadInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+/// Exit status for a usage error or bad input.
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit status for a failure while running (I/O, backend unavailable, device errors).
+pub const EXIT_FAILURE: u8 = 1;
+
+/// The exit status for an error: [`EXIT_BAD_INPUT`] when the cause is the user's input
+/// ([`BadInput`] or [`ppstencil::Error::InvalidParameter`]), else [`EXIT_FAILURE`].
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    // `downcast_ref` also finds a `BadInput` attached with `.context(..)`, which `chain()`
+    // shows only as a message.
+    let bad = err.downcast_ref::<BadInput>().is_some()
+        || err.chain().any(|c| {
+            c.is::<BadInput>()
+                || matches!(
+                    c.downcast_ref::<ppstencil::Error>(),
+                    Some(ppstencil::Error::InvalidParameter { .. })
+                )
+        });
+    if bad {
+        EXIT_BAD_INPUT
+    } else {
+        EXIT_FAILURE
+    }
+}
+
+/// Runs one parsed command line.
+pub fn execute(cli: cli::Cli) -> anyhow::Result<()> {
+    match cli.command {
+        cli::Command::Run(args) => run::run(&args).map(|_| ()),
+        cli::Command::Gen(args) => gen::gen(&args),
+        cli::Command::Bench(args) => bench::run(&args),
+    }
+}
