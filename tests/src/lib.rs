@@ -220,20 +220,41 @@ impl Problem {
     }
 }
 
+/// The 4th-order second-difference weights `[w0, w1, w2]` for offsets 0, ±1, ±2, exactly:
+/// `f'' ≈ (-f₋₂ + 16f₋₁ - 30f₀ + 16f₁ - f₂) / 12`.
+pub const EXACT_WEIGHTS: [f64; 3] = [-30.0 / 12.0, 16.0 / 12.0, -1.0 / 12.0];
+
+/// The same weights rounded to float32, as code that stores them in `float` constants (the
+/// paper's) uses them. They do not sum to zero (`w0 + 2w1 + 2w2 ≈ 7.5e-8`), which shifts a
+/// float32 simulation systematically away from the exact scheme.
+pub const F32_WEIGHTS: [f64; 3] = [
+    (-30.0f32 / 12.0) as f64,
+    (16.0f32 / 12.0) as f64,
+    (-1.0f32 / 12.0) as f64,
+];
+
+/// The final wavefield of `problem`, from plain loops in `f64` with [`EXACT_WEIGHTS`].
+pub fn reference_wavefield(problem: &Problem) -> Vec<f64> {
+    reference_wavefield_with_weights(problem, EXACT_WEIGHTS)
+}
+
 /// The final wavefield of `problem`, from plain loops in `f64`.
 ///
 /// Each step sets `p[src] = ricker(it)`, then, on rows and columns `2..n-2`,
-/// `pnew = 2p - pold + (v dt/dh)² (∂²p/∂x² + ∂²p/∂z²)·dh²` with the 4th-order central
-/// difference `f'' ≈ (-f₋₂ + 16f₋₁ - 30f₀ + 16f₁ - f₂) / 12`; the 2-cell border stays 0.
-/// Returns `p` after the last step (the last `pnew`), row-major.
-pub fn reference_wavefield(problem: &Problem) -> Vec<f64> {
+/// `pnew = 2p - pold + (v dt/dh)² (δxx p + δzz p)` with the second difference
+/// `δxx f = w2 f₋₂ + w1 f₋₁ + w0 f₀ + w1 f₁ + w2 f₂` (unscaled, the `dh²` is in the
+/// factor); the 2-cell border stays 0. Returns `p` after the last step (the last `pnew`),
+/// row-major.
+pub fn reference_wavefield_with_weights(problem: &Problem, w: [f64; 3]) -> Vec<f64> {
     let (nz, nx) = (problem.nz, problem.nx);
     let at = |iz: usize, ix: usize| iz * nx + ix;
     let r2 = (problem.dt / problem.dh).powi(2);
     let mut p = vec![0.0f64; nz * nx];
     let mut pold = vec![0.0f64; nz * nx];
     let mut pnew = vec![0.0f64; nz * nx];
-    let d2 = |m2: f64, m1: f64, c: f64, p1: f64, p2: f64| (-m2 + 16.0 * m1 - 30.0 * c + 16.0 * p1 - p2) / 12.0;
+    let d2 = |m2: f64, m1: f64, c: f64, p1: f64, p2: f64| {
+        w[2] * m2 + w[1] * m1 + w[0] * c + w[1] * p1 + w[2] * p2
+    };
     for it in 0..problem.nt {
         p[at(problem.src.0, problem.src.1)] = problem.ricker(it);
         for iz in 2..nz - 2 {
