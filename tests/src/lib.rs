@@ -19,7 +19,7 @@ pub mod spaces;
 ///
 /// Adding a backend is one line here (and one constructor in [`spaces`]).
 ///
-/// ```ignore
+/// ```text
 /// fn doubles<E: ExecutionSpace>(space: E) { /* ... */ }
 /// ppstencil_tests::for_each_space!(doubles);
 /// // → serial::doubles, rayon::doubles, rayon_2_threads_rows_of_1::doubles, ...
@@ -145,7 +145,10 @@ pub fn read_npy_f32(bytes: &[u8]) -> Result<(Vec<usize>, Vec<f32>), String> {
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<usize>().map_err(|e| format!("bad shape `{s}`: {e}")))
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|e| format!("bad shape `{s}`: {e}"))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let n: usize = shape.iter().product();
     let data = &bytes[data_start..];
@@ -365,8 +368,14 @@ mod tests {
         let k = (0.001f64 * 1000.0 / 10.0).powi(2);
         let s1 = prob.ricker(1);
         let centre = 2.0 * s1 - 1.0
-            + k * (-5.0 * s1 + 4.0 * (16.0 / 12.0) * (16.0 * k / 12.0) + 4.0 * (1.0 / 12.0) * (k / 12.0));
-        assert!((p[4 * 9 + 4] - centre).abs() < 1e-12, "{} vs {centre}", p[4 * 9 + 4]);
+            + k * (-5.0 * s1
+                + 4.0 * (16.0 / 12.0) * (16.0 * k / 12.0)
+                + 4.0 * (1.0 / 12.0) * (k / 12.0));
+        assert!(
+            (p[4 * 9 + 4] - centre).abs() < 1e-12,
+            "{} vs {centre}",
+            p[4 * 9 + 4]
+        );
         assert!(p.iter().enumerate().all(|(i, &v)| {
             let (iz, ix) = (i / 9, i % 9);
             v == 0.0 || (2..7).contains(&iz) && (2..7).contains(&ix)

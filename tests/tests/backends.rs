@@ -40,7 +40,11 @@ fn assert_value<E: ExecutionSpace>(got: f64, want: f64, what: &str) {
         assert_eq!(got, want, "{what} on {}", E::NAME);
     } else {
         let tol = 1e-6 * want.abs().max(1.0);
-        assert!((got - want).abs() <= tol, "{what} on {}: {got} vs {want}", E::NAME);
+        assert!(
+            (got - want).abs() <= tol,
+            "{what} on {}: {got} vs {want}",
+            E::NAME
+        );
     }
 }
 
@@ -58,11 +62,18 @@ fn transpose(p: &HostField<f32>) -> HostField<f32> {
     HostField::from_fn(p.nx(), p.nz(), |iz, ix| p[(ix, iz)]).expect("field")
 }
 
+/// `fd_pxx` or `fd_pzz` on execution space `E`.
+type Derivative<E> = fn(
+    &E,
+    &mut ScalarField<<E as ExecutionSpace>::Memory, f32>,
+    &ScalarField<<E as ExecutionSpace>::Memory, f32>,
+) -> ppstencil::Result<()>;
+
 /// Runs a derivative kernel on `p` with a sentinel-filled output and checks every cell:
 /// `expected` lists the domain's values, every other cell must still hold the sentinel.
 fn check_derivative<E: ExecutionSpace>(
     space: &E,
-    kernel: fn(&E, &mut ScalarField<E::Memory, f32>, &ScalarField<E::Memory, f32>) -> ppstencil::Result<()>,
+    kernel: Derivative<E>,
     p: &HostField<f32>,
     expected: &[((usize, usize), f64)],
     what: &str,
@@ -78,7 +89,11 @@ fn check_derivative<E: ExecutionSpace>(
                 .iter()
                 .find(|(at, _)| *at == (iz, ix))
                 .map_or(SENTINEL, |(_, v)| *v);
-            assert_value::<E>(got[(iz, ix)] as f64, want, &format!("{what} at ({iz}, {ix})"));
+            assert_value::<E>(
+                got[(iz, ix)] as f64,
+                want,
+                &format!("{what} at ({iz}, {ix})"),
+            );
         }
     }
 }
@@ -107,7 +122,10 @@ fn fd_pzz_on_the_paper_field<E: ExecutionSpace>(space: E) {
         &space,
         fd_pzz::<E, f32>,
         &paper_field(),
-        &[((2, 2), (-1.0f32 / 12.0 - 2.5) as f64), ((2, 3), (4.0f32 / 3.0) as f64)],
+        &[
+            ((2, 2), (-1.0f32 / 12.0 - 2.5) as f64),
+            ((2, 3), (4.0f32 / 3.0) as f64),
+        ],
         "fd_pzz",
     );
 }
@@ -127,7 +145,10 @@ fn transposed_paper_unit_tests<E: ExecutionSpace>(space: E) {
         &space,
         fd_pxx::<E, f32>,
         &t,
-        &[((2, 2), (-1.0f32 / 12.0 - 2.5) as f64), ((3, 2), (4.0f32 / 3.0) as f64)],
+        &[
+            ((2, 2), (-1.0f32 / 12.0 - 2.5) as f64),
+            ((3, 2), (4.0f32 / 3.0) as f64),
+        ],
         "fd_pxx (transposed)",
     );
 }
@@ -146,8 +167,16 @@ fn polynomial<E: ExecutionSpace, T: Real>(space: &E) {
     let pxx_exact = |z: f64, x: f64| 20.0 * x.powi(3) + 2.0 * z * z - 18.0 * x;
     let pzz_exact = |z: f64, x: f64| 2.0 * x * x + 12.0 * z * z;
     let h = host::<T>(nz, nx, |iz, ix| p(iz as f64, ix as f64));
-    let scale = h.as_slice().iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max);
-    let eps = if T::NAME == "f32" { f32::EPSILON as f64 } else { f64::EPSILON };
+    let scale = h
+        .as_slice()
+        .iter()
+        .map(|v| v.to_f64().abs())
+        .fold(0.0, f64::max);
+    let eps = if T::NAME == "f32" {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
     let tol = 16.0 * eps * scale;
     let d = to_space::<E, T>(&h);
     let mut pxx = ScalarField::<E::Memory, T>::new(nz, nx).expect("field");
@@ -159,8 +188,20 @@ fn polynomial<E: ExecutionSpace, T: Real>(space: &E) {
         for ix in 2..nx - 2 {
             let (z, x) = (iz as f64, ix as f64);
             let k = iz * nx + ix;
-            assert!((gx[k] - pxx_exact(z, x)).abs() <= tol, "{} pxx({iz},{ix}) = {} vs {}", T::NAME, gx[k], pxx_exact(z, x));
-            assert!((gz[k] - pzz_exact(z, x)).abs() <= tol, "{} pzz({iz},{ix}) = {} vs {}", T::NAME, gz[k], pzz_exact(z, x));
+            assert!(
+                (gx[k] - pxx_exact(z, x)).abs() <= tol,
+                "{} pxx({iz},{ix}) = {} vs {}",
+                T::NAME,
+                gx[k],
+                pxx_exact(z, x)
+            );
+            assert!(
+                (gz[k] - pzz_exact(z, x)).abs() <= tol,
+                "{} pzz({iz},{ix}) = {} vs {}",
+                T::NAME,
+                gz[k],
+                pzz_exact(z, x)
+            );
         }
     }
 }
@@ -171,14 +212,29 @@ fn fd_time_follows_the_leapfrog_formula<E: ExecutionSpace>(space: E) {
     // By hand: 2·1 - 0.5 + 0.1·2²·(0.25 + 0.5) = 1.8.
     let one = |v: f64| to_space::<E, f64>(&host(1, 1, |_, _| v));
     let mut pnew = one(0.0);
-    fd_time(&space, &mut pnew, &one(1.0), &one(0.5), &one(2.0), &one(0.25), &one(0.5), 0.1)
-        .expect("fd_time on 1 x 1");
+    fd_time(
+        &space,
+        &mut pnew,
+        &one(1.0),
+        &one(0.5),
+        &one(2.0),
+        &one(0.25),
+        &one(0.5),
+        0.1,
+    )
+    .expect("fd_time on 1 x 1");
     assert!((back::<E, f64>(&pnew)[0] - 1.8).abs() < 1e-15);
 
     let mut rng = Rng::new(7);
     let (nz, nx) = (6, 9);
     let fields: Vec<HostField<f32>> = (0..5)
-        .map(|i| if i == 2 { random(&mut rng, nz, nx, 1500.0, 4500.0) } else { random(&mut rng, nz, nx, -1.0, 1.0) })
+        .map(|i| {
+            if i == 2 {
+                random(&mut rng, nz, nx, 1500.0, 4500.0)
+            } else {
+                random(&mut rng, nz, nx, -1.0, 1.0)
+            }
+        })
         .collect();
     let [p, pold, v, pxx, pzz] = [0, 1, 2, 3, 4].map(|i| to_space::<E, f32>(&fields[i]));
     let dtdh2 = 1.1e-8f32;
@@ -191,7 +247,11 @@ fn fd_time_follows_the_leapfrog_formula<E: ExecutionSpace>(space: E) {
         let lap = dtdh2 as f64 * v * v * (pxx + pzz);
         let want = 2.0 * p - pold + lap;
         let scale = 2.0 * p.abs() + pold.abs() + lap.abs();
-        assert!((got[k] - want).abs() <= 4.0 * f32::EPSILON as f64 * scale, "point {k}: {} vs {want}", got[k]);
+        assert!(
+            (got[k] - want).abs() <= 4.0 * f32::EPSILON as f64 * scale,
+            "point {k}: {} vs {want}",
+            got[k]
+        );
     }
 }
 
@@ -204,7 +264,10 @@ fn fd_kv2_is_dtdh2_v_squared<E: ExecutionSpace>(space: E) {
     fd_kv2(&space, &mut kv2, &to_space::<E, f32>(&vh), dtdh2).expect("fd_kv2");
     for (got, v) in back::<E, f32>(&kv2).into_iter().zip(vh.as_slice()) {
         let want = dtdh2 as f64 * (*v as f64) * (*v as f64);
-        assert!((got - want).abs() <= 3.0 * f32::EPSILON as f64 * want, "{got} vs {want}");
+        assert!(
+            (got - want).abs() <= 3.0 * f32::EPSILON as f64 * want,
+            "{got} vs {want}"
+        );
     }
 }
 
@@ -216,12 +279,20 @@ fn add_source_sets_one_point_only<E: ExecutionSpace>(space: E) {
     let before: HostField<f32> = random(&mut rng, nz, nx, -1.0, 1.0);
     let mut p = to_space::<E, f32>(&before);
     let mut expect = before.as_slice().to_vec();
-    for (iz, ix, value) in [(3, 4, 0.75f32), (3, 4, -0.25), (0, 0, 2.0), (nz - 1, nx - 1, 3.0)] {
+    for (iz, ix, value) in [
+        (3, 4, 0.75f32),
+        (3, 4, -0.25),
+        (0, 0, 2.0),
+        (nz - 1, nx - 1, 3.0),
+    ] {
         add_source(&space, &mut p, value, iz, ix).expect("point inside the grid");
         expect[iz * nx + ix] = value;
         let got = back::<E, f32>(&p);
         for (k, (g, w)) in got.iter().zip(&expect).enumerate() {
-            assert_eq!(*g, *w as f64, "cell {k} after setting ({iz}, {ix}) = {value}");
+            assert_eq!(
+                *g, *w as f64,
+                "cell {k} after setting ({iz}, {ix}) = {value}"
+            );
         }
     }
 }
@@ -229,7 +300,12 @@ fn add_source_sets_one_point_only<E: ExecutionSpace>(space: E) {
 /// fd_kv2 + fd_step equals fd_pzz, fd_pxx, fd_time in sequence bit for bit on the domain;
 /// with a zero border (as in the simulation) on the whole field.
 fn fused_step_equals_split_kernels_bitwise<E: ExecutionSpace>(space: E) {
-    for (nz, nx, zero_border) in [(5, 5, false), (23, 31, false), (23, 31, true), (40, 9, true)] {
+    for (nz, nx, zero_border) in [
+        (5, 5, false),
+        (23, 31, false),
+        (23, 31, true),
+        (40, 9, true),
+    ] {
         let mut rng = Rng::new((nz * 1000 + nx) as u64);
         let mut p: HostField<f32> = random(&mut rng, nz, nx, -1.0, 1.0);
         let mut pold: HostField<f32> = random(&mut rng, nz, nx, -1.0, 1.0);
@@ -245,10 +321,15 @@ fn fused_step_equals_split_kernels_bitwise<E: ExecutionSpace>(space: E) {
                 }
             }
         }
-        let (p, pold, v) = (to_space::<E, f32>(&p), to_space::<E, f32>(&pold), to_space::<E, f32>(&v));
+        let (p, pold, v) = (
+            to_space::<E, f32>(&p),
+            to_space::<E, f32>(&pold),
+            to_space::<E, f32>(&v),
+        );
         let dtdh2 = (0.0005f32 / 5.0) * (0.0005f32 / 5.0);
         let zeros = || ScalarField::<E::Memory, f32>::new(nz, nx).expect("field");
-        let (mut pxx, mut pzz, mut split, mut kv2, mut fused) = (zeros(), zeros(), zeros(), zeros(), zeros());
+        let (mut pxx, mut pzz, mut split, mut kv2, mut fused) =
+            (zeros(), zeros(), zeros(), zeros(), zeros());
         fd_pzz(&space, &mut pzz, &p).expect("fd_pzz");
         fd_pxx(&space, &mut pxx, &p).expect("fd_pxx");
         fd_time(&space, &mut split, &p, &pold, &v, &pxx, &pzz, dtdh2).expect("fd_time");
@@ -260,7 +341,13 @@ fn fused_step_equals_split_kernels_bitwise<E: ExecutionSpace>(space: E) {
                 let inside = iz >= 2 && ix >= 2 && iz < nz - 2 && ix < nx - 2;
                 if inside || zero_border {
                     let k = iz * nx + ix;
-                    assert_eq!(s[k].to_bits(), f[k].to_bits(), "{nz} x {nx} at ({iz}, {ix}): split {} fused {}", s[k], f[k]);
+                    assert_eq!(
+                        s[k].to_bits(),
+                        f[k].to_bits(),
+                        "{nz} x {nx} at ({iz}, {ix}): split {} fused {}",
+                        s[k],
+                        f[k]
+                    );
                 }
             }
         }
@@ -280,7 +367,13 @@ fn kernels_match_serial_on_uneven_grids<E: ExecutionSpace>(space: E) {
 fn match_serial<E: ExecutionSpace, T: Real>(space: &E, nz: usize, nx: usize) {
     let mut rng = Rng::new((nz * 7919 + nx) as u64);
     let hosts: Vec<HostField<T>> = (0..6)
-        .map(|i| if i == 2 { random(&mut rng, nz, nx, 1500.0, 4800.0) } else { random(&mut rng, nz, nx, -1.0, 1.0) })
+        .map(|i| {
+            if i == 2 {
+                random(&mut rng, nz, nx, 1500.0, 4800.0)
+            } else {
+                random(&mut rng, nz, nx, -1.0, 1.0)
+            }
+        })
         .collect();
     let out0: HostField<T> = random(&mut rng, nz, nx, -5.0, 5.0);
     let dtdh2 = T::lit(1.7e-8);
@@ -296,7 +389,10 @@ fn match_serial<E: ExecutionSpace, T: Real>(space: &E, nz: usize, nx: usize) {
         out0: &HostField<T>,
         (dtdh2, value, sz, sx): (T, T, usize, usize),
     ) -> Vec<T> {
-        let d: Vec<ScalarField<F::Memory, T>> = hosts.iter().map(|h| ScalarField::from_host(h).expect("copy")).collect();
+        let d: Vec<ScalarField<F::Memory, T>> = hosts
+            .iter()
+            .map(|h| ScalarField::from_host(h).expect("copy"))
+            .collect();
         let mut out: ScalarField<F::Memory, T> = ScalarField::from_host(out0).expect("copy");
         let r = match which {
             "add_source" => add_source(space, &mut out, value, sz, sx),
@@ -314,15 +410,32 @@ fn match_serial<E: ExecutionSpace, T: Real>(space: &E, nz: usize, nx: usize) {
     }
 
     let args = (dtdh2, value, sz, sx);
-    for which in ["add_source", "fd_pxx", "fd_pzz", "fd_time", "fd_kv2", "fd_step"] {
+    for which in [
+        "add_source",
+        "fd_pxx",
+        "fd_pzz",
+        "fd_time",
+        "fd_kv2",
+        "fd_step",
+    ] {
         let want = run_on(&Serial, which, &hosts, &out0, args);
         let got = run_on(space, which, &hosts, &out0, args);
         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
             let (g, w) = (g.to_f64(), w.to_f64());
             if is_host::<E>() {
-                assert!(g.to_bits() == w.to_bits(), "{which} {} {nz} x {nx} cell {k}: {} gives {g}, serial {w}", T::NAME, E::NAME);
+                assert!(
+                    g.to_bits() == w.to_bits(),
+                    "{which} {} {nz} x {nx} cell {k}: {} gives {g}, serial {w}",
+                    T::NAME,
+                    E::NAME
+                );
             } else {
-                assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{which} {} {nz} x {nx} cell {k}: {} gives {g}, serial {w}", T::NAME, E::NAME);
+                assert!(
+                    (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+                    "{which} {} {nz} x {nx} cell {k}: {} gives {g}, serial {w}",
+                    T::NAME,
+                    E::NAME
+                );
             }
         }
     }
@@ -347,22 +460,49 @@ fn memory_round_trips<E: ExecutionSpace>(space: E) {
     da.copy_from_host(b.as_slice()).expect("right length");
     assert_eq!(back::<E, f64>(&da), b.as_slice());
     let fresh = ScalarField::<E::Memory, f32>::new(3, 3).expect("field");
-    assert_eq!(back::<E, f32>(&fresh), vec![0.0; 9], "new fields are zero-filled");
+    assert_eq!(
+        back::<E, f32>(&fresh),
+        vec![0.0; 9],
+        "new fields are zero-filled"
+    );
 }
 
 /// Fields of different shapes in one launch: the error names both fields and both shapes.
 fn shape_mismatch_names_both_fields<E: ExecutionSpace>(space: E) {
     let f = |nz, nx| ScalarField::<E::Memory, f32>::new(nz, nx).expect("field");
     let mut pnew = f(6, 6);
-    let e = fd_time(&space, &mut pnew, &f(6, 6), &f(6, 6), &f(6, 7), &f(6, 6), &f(6, 6), 1e-8)
-        .expect_err("v has another shape");
-    assert!(matches!(e, Error::ShapeMismatch { kernel: "fd_time", first: "pnew", field: "v", .. }), "{e:?}");
+    let e = fd_time(
+        &space,
+        &mut pnew,
+        &f(6, 6),
+        &f(6, 6),
+        &f(6, 7),
+        &f(6, 6),
+        &f(6, 6),
+        1e-8,
+    )
+    .expect_err("v has another shape");
+    assert!(
+        matches!(
+            e,
+            Error::ShapeMismatch {
+                kernel: "fd_time",
+                first: "pnew",
+                field: "v",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     let msg = e.to_string();
     for needle in ["fd_time", "`v` is 6 x 7", "`pnew` is 6 x 6", "same shape"] {
         assert!(msg.contains(needle), "`{msg}` should contain `{needle}`");
     }
     let e = fd_pxx(&space, &mut pnew, &f(7, 6)).expect_err("p has another shape");
-    assert!(e.to_string().contains("`p` is 7 x 6 but `pxx` is 6 x 6"), "{e}");
+    assert!(
+        e.to_string().contains("`p` is 7 x 6 but `pxx` is 6 x 6"),
+        "{e}"
+    );
 }
 
 /// A grid smaller than 2·radius + 1 in either dimension is an error naming the radius and
@@ -372,12 +512,23 @@ fn grid_too_small_for_the_radius<E: ExecutionSpace>(space: E) {
     for (nz, nx) in [(4, 9), (9, 4), (1, 1)] {
         let mut out = f(nz, nx);
         let e = fd_pxx(&space, &mut out, &f(nz, nx)).expect_err("too small for radius 2");
-        assert!(matches!(e, Error::GridTooSmall { radius: 2, min: 5, .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                Error::GridTooSmall {
+                    radius: 2,
+                    min: 5,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
         let msg = e.to_string();
         for needle in ["fd_pxx", "radius 2", &format!("{nz} x {nx}"), "at least 5"] {
             assert!(msg.contains(needle), "`{msg}` should contain `{needle}`");
         }
-        let e = fd_step(&space, &mut out, &f(nz, nx), &f(nz, nx), &f(nz, nx)).expect_err("fd_step too");
+        let e =
+            fd_step(&space, &mut out, &f(nz, nx), &f(nz, nx), &f(nz, nx)).expect_err("fd_step too");
         assert!(matches!(e, Error::GridTooSmall { .. }), "{e:?}");
     }
     let mut pnew = f(5, 5);
@@ -393,13 +544,29 @@ fn add_source_point_out_of_range<E: ExecutionSpace>(space: E) {
     let mut p = to_space::<E, f32>(&host(nz, nx, |_, _| 1.0));
     for (iz, ix) in [(5, 0), (0, 6), (5, 6), (usize::MAX, 0), (0, usize::MAX)] {
         let e = add_source(&space, &mut p, 4.0, iz, ix).expect_err("outside the grid");
-        assert!(matches!(e, Error::PointOutOfRange { kernel: "add_source", .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                Error::PointOutOfRange {
+                    kernel: "add_source",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
         let msg = e.to_string();
-        for needle in [format!("({iz}, {ix})"), "rows 0..5".into(), "columns 0..6".into()] {
+        for needle in [
+            format!("({iz}, {ix})"),
+            "rows 0..5".into(),
+            "columns 0..6".into(),
+        ] {
             assert!(msg.contains(&needle), "`{msg}` should contain `{needle}`");
         }
     }
-    assert!(back::<E, f32>(&p).iter().all(|&v| v == 1.0), "a rejected launch writes nothing");
+    assert!(
+        back::<E, f32>(&p).iter().all(|&v| v == 1.0),
+        "a rejected launch writes nothing"
+    );
     for (iz, ix) in [(0, 0), (4, 5), (0, 5), (2, 3)] {
         add_source(&space, &mut p, 4.0, iz, ix).expect("inside the grid, border included");
     }
@@ -409,17 +576,43 @@ fn add_source_point_out_of_range<E: ExecutionSpace>(space: E) {
 fn copies_with_the_wrong_length<E: ExecutionSpace>(space: E) {
     let _ = space;
     let mut f = ScalarField::<E::Memory, f32>::new(3, 4).expect("field");
-    let e = f.copy_from_host(&[1.0; 11]).expect_err("11 elements for 12");
-    assert!(matches!(e, Error::SizeMismatch { expected: 12, found: 11, .. }), "{e:?}");
-    assert!(e.to_string().contains("copy_from_host: expected 12 elements, found 11"), "{e}");
+    let e = f
+        .copy_from_host(&[1.0; 11])
+        .expect_err("11 elements for 12");
+    assert!(
+        matches!(
+            e,
+            Error::SizeMismatch {
+                expected: 12,
+                found: 11,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("copy_from_host: expected 12 elements, found 11"),
+        "{e}"
+    );
     let mut big = [0.0f32; 13];
     let e = f.copy_to_host(&mut big).expect_err("13 elements for 12");
-    assert!(e.to_string().contains("copy_to_host: expected 12 elements, found 13"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("copy_to_host: expected 12 elements, found 13"),
+        "{e}"
+    );
     let other = ScalarField::<E::Memory, f32>::new(4, 3).expect("field");
     let e = f.copy_from(&other).expect_err("4 x 3 into 3 x 4");
-    assert!(e.to_string().contains("4 x 3") && e.to_string().contains("3 x 4"), "{e}");
+    assert!(
+        e.to_string().contains("4 x 3") && e.to_string().contains("3 x 4"),
+        "{e}"
+    );
     let e = ScalarField::<E::Memory, f32>::new(0, 4).expect_err("empty field");
-    assert!(e.to_string().contains("0 x 4") && e.to_string().contains("at least 1"), "{e}");
+    assert!(
+        e.to_string().contains("0 x 4") && e.to_string().contains("at least 1"),
+        "{e}"
+    );
 }
 
 for_each_space!(

@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 /// Accepted difference relative to max |p| for float32 runs.
 const F32_TOLERANCE: f64 = 1e-5;
 
+// `..WaveConfig::paper()` keeps this compiling when WaveConfig gains fields.
+#[allow(clippy::needless_update)]
 fn config(p: &Problem, kernels: Kernels) -> WaveConfig {
     WaveConfig {
         nz: p.nz,
@@ -36,7 +38,11 @@ fn config(p: &Problem, kernels: Kernels) -> WaveConfig {
 }
 
 /// Sets `problem` on an existing simulator through the paper's setters.
-fn configure<E: ExecutionSpace, T: Real>(sim: &mut WaveSimulator<E, T>, p: &Problem, kernels: Kernels) {
+fn configure<E: ExecutionSpace, T: Real>(
+    sim: &mut WaveSimulator<E, T>,
+    p: &Problem,
+    kernels: Kernels,
+) {
     sim.set_dimensions(p.nz, p.nx)
         .set_time_steps(p.nt)
         .set_time_step(p.dt)
@@ -80,12 +86,21 @@ fn small_problems() -> Vec<Problem> {
 }
 
 /// Runs `sim` and compares with the reference: returns max|diff| / max|p|.
-fn relative_error<E: ExecutionSpace, T: Real>(sim: &mut WaveSimulator<E, T>, reference: &[f64]) -> f64 {
+fn relative_error<E: ExecutionSpace, T: Real>(
+    sim: &mut WaveSimulator<E, T>,
+    reference: &[f64],
+) -> f64 {
     sim.run().expect("simulation runs");
     let p = sim.wavefield_host().expect("copy back");
     let scale = max_abs(reference.iter().copied());
-    assert!(scale > 1e-3, "the wave must have propagated (max |p| = {scale})");
-    max_abs_diff(p.as_slice().iter().map(|v| v.to_f64()), reference.iter().copied()) / scale
+    assert!(
+        scale > 1e-3,
+        "the wave must have propagated (max |p| = {scale})"
+    );
+    max_abs_diff(
+        p.as_slice().iter().map(|v| v.to_f64()),
+        reference.iter().copied(),
+    ) / scale
 }
 
 /// float32 simulations, split and fused, match the f64 reference within 1e-5 · max|p|.
@@ -96,7 +111,13 @@ fn small_grids_match_the_reference<E: ExecutionSpace>(space: E) {
         for kernels in [Kernels::Split, Kernels::Fused] {
             configure(&mut sim, &prob, kernels);
             let err = relative_error(&mut sim, &reference);
-            assert!(err <= F32_TOLERANCE, "{} {}x{} {kernels:?}: max|diff|/max|p| = {err:e}", E::NAME, prob.nz, prob.nx);
+            assert!(
+                err <= F32_TOLERANCE,
+                "{} {}x{} {kernels:?}: max|diff|/max|p| = {err:e}",
+                E::NAME,
+                prob.nz,
+                prob.nx
+            );
         }
     }
 }
@@ -119,22 +140,31 @@ fn f64_simulation_matches_the_reference_to_rounding<E: ExecutionSpace>(space: E)
 fn user_velocity_model<E: ExecutionSpace>(space: E) {
     let prob = &small_problems()[1];
     let reference = reference_wavefield(prob);
-    let model = HostField::<f32>::from_fn(prob.nz, prob.nx, |iz, _| prob.velocity(iz) as f32).expect("model");
+    let model = HostField::<f32>::from_fn(prob.nz, prob.nx, |iz, _| prob.velocity(iz) as f32)
+        .expect("model");
     let mut sim = WaveSimulator::<E, f32>::with_config(space, config(prob, Kernels::Fused));
     sim.clear_velocity_layers().set_vmin(1.0);
-    sim.set_velocity(ScalarField::from_host(&model).expect("copy")).expect("valid model");
+    sim.set_velocity(ScalarField::from_host(&model).expect("copy"))
+        .expect("valid model");
     let err = relative_error(&mut sim, &reference);
     assert!(err <= F32_TOLERANCE, "{err:e}");
 
     let mut bad = HostField::from_vec(prob.nz, prob.nx, model.as_slice().to_vec()).expect("copy");
     bad[(3, 5)] = 0.0;
-    let e = sim.set_velocity(ScalarField::from_host(&bad).expect("copy")).expect_err("zero velocity");
+    let e = sim
+        .set_velocity(ScalarField::from_host(&bad).expect("copy"))
+        .expect_err("zero velocity");
     assert!(e.to_string().contains("row 3, column 5"), "{e}");
 
     let small = HostField::<f32>::from_fn(prob.nz - 1, prob.nx, |_, _| 2000.0).expect("model");
-    sim.set_velocity(ScalarField::from_host(&small).expect("copy")).expect("values are valid");
+    sim.set_velocity(ScalarField::from_host(&small).expect("copy"))
+        .expect("values are valid");
     let e = sim.run().expect_err("shape differs from the grid");
-    assert!(e.to_string().contains(&format!("{} x {}", prob.nz - 1, prob.nx)), "{e}");
+    assert!(
+        e.to_string()
+            .contains(&format!("{} x {}", prob.nz - 1, prob.nx)),
+        "{e}"
+    );
 }
 
 /// The fixture: shape, and the final wavefield of the paper's C++ code.
@@ -153,13 +183,21 @@ fn fixture() -> &'static Vec<f32> {
 fn matches_the_paper_code_fixture<E: ExecutionSpace>(space: E) {
     let want = fixture();
     let scale = max_abs(want.iter().map(|&v| v as f64));
-    let mut sim = WaveSimulator::<E, f32>::with_config(space, config(&Problem::fixture(), Kernels::Split));
+    let mut sim =
+        WaveSimulator::<E, f32>::with_config(space, config(&Problem::fixture(), Kernels::Split));
     for kernels in [Kernels::Split, Kernels::Fused] {
         sim.set_kernels(kernels);
         sim.run().expect("runs");
         let got = sim.wavefield_host().expect("copy back");
-        let diff = max_abs_diff(got.as_slice().iter().map(|&v| v as f64), want.iter().map(|&v| v as f64));
-        assert!(diff <= F32_TOLERANCE * scale, "{} {kernels:?}: max|diff| = {diff:e}, max|p| = {scale:e}", E::NAME);
+        let diff = max_abs_diff(
+            got.as_slice().iter().map(|&v| v as f64),
+            want.iter().map(|&v| v as f64),
+        );
+        assert!(
+            diff <= F32_TOLERANCE * scale,
+            "{} {kernels:?}: max|diff| = {diff:e}, max|p| = {scale:e}",
+            E::NAME
+        );
     }
 }
 
@@ -184,10 +222,16 @@ fn reference_solver_matches_the_paper_code_fixture() {
     assert!(scale > 1e-3, "the fixture holds a propagated wave");
     let rounded = reference_wavefield_with_weights(&Problem::fixture(), F32_WEIGHTS);
     let diff = max_abs_diff(rounded, want.iter().copied());
-    assert!(diff <= F32_TOLERANCE * scale, "float32 weights: max|diff| = {diff:e}, max|p| = {scale:e}");
+    assert!(
+        diff <= F32_TOLERANCE * scale,
+        "float32 weights: max|diff| = {diff:e}, max|p| = {scale:e}"
+    );
     let exact = reference_wavefield(&Problem::fixture());
     let diff = max_abs_diff(exact, want.iter().copied());
-    assert!(diff <= 2.0 * F32_TOLERANCE * scale, "exact weights: max|diff| = {diff:e}, max|p| = {scale:e}");
+    assert!(
+        diff <= 2.0 * F32_TOLERANCE * scale,
+        "exact weights: max|diff| = {diff:e}, max|p| = {scale:e}"
+    );
     // The paper's border convention: the 2-cell frame is exactly zero.
     for (k, &v) in want.iter().enumerate() {
         let (iz, ix) = (k / 180, k % 180);
@@ -203,7 +247,10 @@ fn simulator_errors_name_the_problem() {
     let sim = WaveSimulator::<ppstencil::Serial>::new(ppstencil::Serial);
     let e = sim.wavefield_host().expect_err("nothing run yet");
     assert!(e.to_string().contains("call run() before"), "{e}");
-    let mut sim = WaveSimulator::<ppstencil::Serial>::with_config(ppstencil::Serial, config(&small_problems()[0], Kernels::Fused));
+    let mut sim = WaveSimulator::<ppstencil::Serial>::with_config(
+        ppstencil::Serial,
+        config(&small_problems()[0], Kernels::Fused),
+    );
     sim.set_source_position(1, 20);
     let e = sim.run().expect_err("source in the border");
     assert!(e.to_string().contains("src-z = 1"), "{e}");
