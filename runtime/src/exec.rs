@@ -14,7 +14,8 @@ use std::sync::Arc;
 /// every stencil then runs on it.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an execution space",
-    note = "use `Serial`, `Rayon`, `Cuda` or `Hip`"
+    label = "expected an execution space such as `Serial` or `Rayon`",
+    note = "an execution space says how a kernel runs: pass `&Serial`, `&Rayon::new()`, `&Cuda::new()?` or `&Hip::new()?`; memory spaces (`MemSpaceHost`, ...) only say where fields live"
 )]
 pub trait ExecutionSpace: Send + Sync + 'static {
     /// The memory space this execution space can access.

@@ -151,9 +151,15 @@ impl<M: MemorySpace, T: Real> ScalarField<M, T> {
     }
 }
 
-impl<M: HostAccessible, T: Real> ScalarField<M, T> {
+// Element access: each method carries its own `M: HostAccessible` bound (rather than the
+// impl block), so calling one on a device field reports `HostAccessible`'s message saying
+// what to do instead of rustc's generic "trait bounds were not satisfied".
+impl<M: MemorySpace, T: Real> ScalarField<M, T> {
     /// A host field whose element `(iz, ix)` is `f(iz, ix)`.
-    pub fn from_fn(nz: usize, nx: usize, mut f: impl FnMut(usize, usize) -> T) -> Result<Self> {
+    pub fn from_fn(nz: usize, nx: usize, mut f: impl FnMut(usize, usize) -> T) -> Result<Self>
+    where
+        M: HostAccessible,
+    {
         let mut field = Self::new(nz, nx)?;
         for (k, v) in field.as_mut_slice().iter_mut().enumerate() {
             *v = f(k / nx, k % nx);
@@ -162,27 +168,42 @@ impl<M: HostAccessible, T: Real> ScalarField<M, T> {
     }
 
     /// The elements, row-major.
-    pub fn as_slice(&self) -> &[T] {
+    pub fn as_slice(&self) -> &[T]
+    where
+        M: HostAccessible,
+    {
         M::as_slice(&self.buf)
     }
 
     /// The elements, row-major, mutably.
-    pub fn as_mut_slice(&mut self) -> &mut [T] {
+    pub fn as_mut_slice(&mut self) -> &mut [T]
+    where
+        M: HostAccessible,
+    {
         M::as_mut_slice(&mut self.buf)
     }
 
     /// Element `(iz, ix)`, or `None` outside the field.
-    pub fn get(&self, iz: usize, ix: usize) -> Option<T> {
+    pub fn get(&self, iz: usize, ix: usize) -> Option<T>
+    where
+        M: HostAccessible,
+    {
         (iz < self.nz && ix < self.nx).then(|| self.as_slice()[iz * self.nx + ix])
     }
 
     /// Sets every element to `value`.
-    pub fn fill(&mut self, value: T) {
+    pub fn fill(&mut self, value: T)
+    where
+        M: HostAccessible,
+    {
         self.as_mut_slice().fill(value);
     }
 
     /// Largest absolute value (0 for an all-zero field).
-    pub fn max_abs(&self) -> T {
+    pub fn max_abs(&self) -> T
+    where
+        M: HostAccessible,
+    {
         self.as_slice()
             .iter()
             .fold(T::ZERO, |m, &v| if v.abs() > m { v.abs() } else { m })

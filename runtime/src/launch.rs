@@ -49,7 +49,7 @@ impl Grid {
                 [iz, ix] => (*iz, *ix),
                 _ => return Err(Error::arity(info.name, "index arguments")),
             };
-            if iz < r || ix < r || iz + r >= nz || ix + r >= nx {
+            if iz < r || ix < r || iz >= nz.saturating_sub(r) || ix >= nx.saturating_sub(r) {
                 return Err(Error::PointOutOfRange {
                     kernel: info.name,
                     iz,

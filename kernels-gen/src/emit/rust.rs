@@ -94,7 +94,12 @@ fn expr(s: &Stencil, e: &Expr) -> TokenStream {
         }
         Expr::Call(f, args) => {
             let name = ident(f.name());
-            let first = paren_if(s, &args[0], prec(&args[0]) < 4);
+            // A method call binds tighter than unary minus: `(-x).exp()`, not `-x.exp()`.
+            let first = paren_if(
+                s,
+                &args[0],
+                prec(&args[0]) < 4 || matches!(args[0], Expr::Neg(_)),
+            );
             let rest: Vec<TokenStream> = args[1..].iter().map(|a| expr(s, a)).collect();
             quote!(#first.#name(#(#rest),*))
         }
