@@ -70,7 +70,7 @@ pub fn fd_step(
     nx: usize,
     threads: usize,
 ) -> Result<(), RefError> {
-    let len = nz.checked_mul(nx).unwrap_or(usize::MAX);
+    let len = nz.saturating_mul(nx);
     if nz < 5 || nx < 5 {
         return Err(RefError::BadShape(format!(
             "grid {nz} x {nx} is too small for the radius-2 step: use at least 5 x 5"
@@ -118,12 +118,21 @@ mod tests {
         let f = |a: f32| move |z: usize, x: usize| (a * z as f32 + 0.37 * x as f32).sin();
         let p: HostField = ScalarField::from_fn(nz, nx, f(0.3)).unwrap();
         let pold: HostField = ScalarField::from_fn(nz, nx, f(0.7)).unwrap();
-        let kv2: HostField = ScalarField::from_fn(nz, nx, |z, x| 0.1 + 0.01 * (z + x) as f32)
-            .unwrap();
+        let kv2: HostField =
+            ScalarField::from_fn(nz, nx, |z, x| 0.1 + 0.01 * (z + x) as f32).unwrap();
         let mut rust: HostField = ScalarField::new(nz, nx).unwrap();
         kernels::fd_step(&Serial, &mut rust, &p, &pold, &kv2).unwrap();
         let mut c = vec![0.0f32; nz * nx];
-        fd_step(&mut c, p.as_slice(), pold.as_slice(), kv2.as_slice(), nz, nx, 2).unwrap();
+        fd_step(
+            &mut c,
+            p.as_slice(),
+            pold.as_slice(),
+            kv2.as_slice(),
+            nz,
+            nx,
+            2,
+        )
+        .unwrap();
         assert_eq!(rust.as_slice(), &c[..]);
         assert!(c.iter().any(|v| *v != 0.0));
     }

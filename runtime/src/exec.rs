@@ -52,6 +52,10 @@ fn host_views<'a, T: Real>(
     (o, i)
 }
 
+/// Fewest rows a rayon task gets by default (unless the grid has fewer rows per thread): it
+/// bounds the halo rows a task re-reads at its edges to a fraction of its own rows.
+pub const MIN_TASK_ROWS: usize = 16;
+
 /// Sequential execution on the host: the reference backend.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Serial;
@@ -136,15 +140,16 @@ impl Rayon {
     ///
     /// Unless fixed with [`chunk_rows`](Self::chunk_rows), a task covers as many rows as fit
     /// in half of one core's L2 cache (all fields of those rows), so that the rows a stencil
-    /// re-reads (`p[z-2..=z+2]`) stay in cache within a task; but never fewer tasks than
-    /// threads, so every thread gets work on small grids.
+    /// re-reads (`p[z-2..=z+2]`) stay in cache within a task, and at least [`MIN_TASK_ROWS`]
+    /// (a task re-reads its `2 r` halo rows); but never fewer tasks than threads, so every
+    /// thread gets work on small grids.
     fn rows_per_task(&self, grid: &Grid, fields: usize, elem_size: usize) -> usize {
         if let Some(rows) = self.chunk_rows {
             return rows.max(1);
         }
         let rows = grid.z1 - grid.z0;
         let row_bytes = (grid.nx * fields.max(1) * elem_size).max(1);
-        let cache_rows = (cache_sizes().l2 / 2 / row_bytes).max(1);
+        let cache_rows = (cache_sizes().l2 / 2 / row_bytes).max(MIN_TASK_ROWS);
         let balance_rows = rows.div_ceil(self.threads()).max(1);
         cache_rows.min(balance_rows)
     }
@@ -340,7 +345,10 @@ mod tests {
         // Large grid: a task's rows of all fields fit in half the L2 cache.
         let g = grid(4096, 4096);
         let rows = r.rows_per_task(&g, 4, 4);
-        assert!(rows * 4096 * 4 * 4 <= cache_sizes().l2 / 2 || rows == 1, "{rows}");
+        assert!(
+            rows * 4096 * 4 * 4 <= cache_sizes().l2 / 2 || rows == MIN_TASK_ROWS,
+            "{rows}"
+        );
         assert!(rows < 4092 / 2, "{rows}");
         assert_eq!(r.clone().chunk_rows(3).rows_per_task(&g, 4, 4), 3);
     }

@@ -1,0 +1,4 @@
+//! Library part of the `ppwave` program.
+#![warn(missing_docs)]
+
+pub mod bench;
