@@ -3,8 +3,10 @@
 //! Both share one generated *row kernel*: for one grid row it slices every distinct field tap
 //! (`p[0, -2]`, `p[0, -1]`, ...) to exactly the row's `n` points, then runs a plain
 //! `for i in 0..n` loop. Every slice has the same length, so the compiler removes the bounds
-//! checks and vectorises the loop. The two backends differ only in how rows are handed out:
-//! serially, or to rayon in chunks of rows.
+//! checks and vectorises the loop. `rows` runs it over consecutive rows. The two backends
+//! differ only in how rows are handed out: all at once, or to rayon in chunks of rows; both
+//! wrap the call in `ppstencil::exec::vectorized`, which runs it compiled for AVX2 where the
+//! CPU has it (runtime detection; bit-identical, as Rust never contracts into FMA).
 //!
 //! The generated code refers to the runtime crate as `::ppstencil`.
 
