@@ -4,7 +4,7 @@
 use crate::launch::{Grid, Stencil};
 use crate::memory::HostBuffer;
 use crate::{Error, MemSpaceHost, MemorySpace, Real, Result};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A way of running kernels, bound to the memory space it can access.
 ///
@@ -53,6 +53,10 @@ fn host_views<'a, T: Real>(
     (o, i)
 }
 
+/// Fewest rows a rayon task gets by default (unless the grid has fewer rows per thread): it
+/// bounds the halo rows a task re-reads at its edges to a fraction of its own rows.
+pub const MIN_TASK_ROWS: usize = 16;
+
 /// Sequential execution on the host: the reference backend.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Serial;
@@ -75,7 +79,8 @@ impl ExecutionSpace for Serial {
 
 /// Multi-threaded execution on the host with rayon (the paper's OpenMP backend).
 ///
-/// Rows of the domain are split into chunks of `chunk_rows` rows; each chunk is one task.
+/// Rows of the domain are split into chunks of rows sized for the L2 cache (see
+/// [`Rayon::chunk_rows`]); each chunk is one task.
 /// By default it uses rayon's global pool; [`Rayon::with_threads`] builds a private pool.
 #[derive(Clone, Debug, Default)]
 pub struct Rayon {
@@ -117,7 +122,8 @@ impl Rayon {
         })
     }
 
-    /// Sets a fixed number of rows per task (default: about eight tasks per thread).
+    /// Sets a fixed number of rows per task (default: as many rows as fit in half of one
+    /// core's L2 cache, but at least one task per thread).
     pub fn chunk_rows(mut self, rows: usize) -> Self {
         self.chunk_rows = Some(rows.max(1));
         self
@@ -131,10 +137,22 @@ impl Rayon {
         }
     }
 
-    fn rows_per_task(&self, rows: usize) -> usize {
-        self.chunk_rows
-            .unwrap_or_else(|| rows.div_ceil(self.threads() * 8))
-            .max(1)
+    /// Rows per task for a launch over `grid` touching `fields` fields of `elem_size` bytes.
+    ///
+    /// Unless fixed with [`chunk_rows`](Self::chunk_rows), a task covers as many rows as fit
+    /// in half of one core's L2 cache (all fields of those rows), so that the rows a stencil
+    /// re-reads (`p[z-2..=z+2]`) stay in cache within a task, and at least [`MIN_TASK_ROWS`]
+    /// (a task re-reads its `2 r` halo rows); but never fewer tasks than threads, so every
+    /// thread gets work on small grids.
+    fn rows_per_task(&self, grid: &Grid, fields: usize, elem_size: usize) -> usize {
+        if let Some(rows) = self.chunk_rows {
+            return rows.max(1);
+        }
+        let rows = grid.z1 - grid.z0;
+        let row_bytes = (grid.nx * fields.max(1) * elem_size).max(1);
+        let cache_rows = (cache_sizes().l2 / 2 / row_bytes).max(MIN_TASK_ROWS);
+        let balance_rows = rows.div_ceil(self.threads()).max(1);
+        cache_rows.min(balance_rows)
     }
 }
 
@@ -149,11 +167,196 @@ impl ExecutionSpace for Rayon {
         ins: &[&HostBuffer<T>],
         reals: &[T],
     ) -> Result<()> {
-        let chunk = self.rows_per_task(grid.z1 - grid.z0);
+        let fields = outs.len() + ins.len();
+        let chunk = self.rows_per_task(grid, fields, std::mem::size_of::<T>());
         let (mut o, i) = host_views(outs, ins);
         match &self.pool {
             Some(pool) => pool.install(|| S::rayon(grid, &mut o, &i, reals, chunk)),
             None => S::rayon(grid, &mut o, &i, reals, chunk),
         }
+    }
+}
+
+/// Cache sizes of the host, in bytes, read from Linux sysfs (`/sys/devices/system/cpu/cpu0/
+/// cache`); typical values (48 KiB, 1 MiB, 32 MiB) where they cannot be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheSizes {
+    /// Level-1 data cache of one core.
+    pub l1d: usize,
+    /// Level-2 cache of one core.
+    pub l2: usize,
+    /// Last-level cache (shared).
+    pub llc: usize,
+    /// Whether the sizes were read from the system (`false`: the typical values above).
+    pub detected: bool,
+}
+
+/// The host's cache sizes, read once (see [`CacheSizes`]).
+pub fn cache_sizes() -> CacheSizes {
+    static SIZES: OnceLock<CacheSizes> = OnceLock::new();
+    *SIZES.get_or_init(read_cache_sizes)
+}
+
+fn read_cache_sizes() -> CacheSizes {
+    let mut sizes = CacheSizes {
+        l1d: 48 << 10,
+        l2: 1 << 20,
+        llc: 32 << 20,
+        detected: false,
+    };
+    let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return sizes;
+    };
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let (Some(level), Some(kind), Some(size)) = (
+            read(path.join("level")),
+            read(path.join("type")),
+            read(path.join("size")),
+        ) else {
+            continue;
+        };
+        let Some(bytes) = parse_size(size.trim()) else {
+            continue;
+        };
+        match (level.trim(), kind.trim()) {
+            ("1", "Data") => sizes.l1d = bytes,
+            ("2", "Unified" | "Data") => sizes.l2 = bytes,
+            ("3" | "4", "Unified") => sizes.llc = sizes.llc.max(bytes),
+            _ => continue,
+        }
+        sizes.detected = true;
+    }
+    sizes
+}
+
+/// Parses sysfs cache sizes such as `48K`, `1024K`, `32M`.
+fn parse_size(text: &str) -> Option<usize> {
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => text.split_at(i),
+        None => (text, ""),
+    };
+    let n: usize = digits.parse().ok()?;
+    let scale = match unit.trim() {
+        "" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        _ => return None,
+    };
+    Some(n * scale)
+}
+
+/// The vector instruction set host kernels run with (see [`vectorized`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Simd {
+    /// The compilation target's baseline (SSE2 on x86_64 unless `-C target-cpu` says more).
+    Baseline,
+    /// 256-bit AVX2, chosen at run time on x86_64 CPUs that have it.
+    Avx2,
+}
+
+impl Simd {
+    /// `"baseline"` or `"avx2"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Simd::Baseline => "baseline",
+            Simd::Avx2 => "avx2",
+        }
+    }
+}
+
+/// The instruction set [`vectorized`] uses: AVX2 when the CPU has it (x86_64 only), unless the
+/// environment variable `PPSTENCIL_SIMD=baseline` asks for the baseline (for comparisons).
+/// Decided once per process.
+pub fn simd() -> Simd {
+    static LEVEL: OnceLock<Simd> = OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        if std::env::var("PPSTENCIL_SIMD").is_ok_and(|v| v.eq_ignore_ascii_case("baseline")) {
+            return Simd::Baseline;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Simd::Avx2;
+        }
+        Simd::Baseline
+    })
+}
+
+/// Runs `f` compiled for the widest vector unit [`simd`] allows.
+///
+/// Generated drivers wrap their row loops in this. `f` and the `#[inline(always)]` row
+/// kernels it calls are inlined into a copy compiled with `#[target_feature(enable =
+/// "avx2")]`, so one portable binary uses 256-bit vectors where the CPU has them. Only the
+/// vector width changes: Rust never contracts `a * b + c` into an FMA, so results are
+/// bit-identical to the baseline build.
+#[inline(always)]
+pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if simd() == Simd::Avx2 {
+        // SAFETY: `simd()` returns `Avx2` only when the running CPU reports AVX2.
+        return unsafe { with_avx2(f) };
+    }
+    f()
+}
+
+/// `f`, inlined into a function compiled with AVX2 enabled.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysfs_sizes_parse() {
+        assert_eq!(parse_size("48K"), Some(48 * 1024));
+        assert_eq!(parse_size("32M"), Some(32 * 1024 * 1024));
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("12X"), None);
+    }
+
+    #[test]
+    fn cache_sizes_are_ordered() {
+        let c = cache_sizes();
+        assert!(c.l1d > 0 && c.l1d <= c.l2 && c.l2 <= c.llc, "{c:?}");
+    }
+
+    #[test]
+    fn tasks_fit_l2_but_cover_every_thread() {
+        let r = Rayon::with_threads(2).unwrap();
+        let grid = |nz, nx| Grid {
+            nz,
+            nx,
+            z0: 2,
+            z1: nz - 2,
+            x0: 2,
+            x1: nx - 2,
+        };
+        // Small grid: one task per thread (8 rows each), not one per row.
+        assert_eq!(r.rows_per_task(&grid(20, 20), 4, 4), 8);
+        // Large grid: a task's rows of all fields fit in half the L2 cache.
+        let g = grid(4096, 4096);
+        let rows = r.rows_per_task(&g, 4, 4);
+        assert!(
+            rows * 4096 * 4 * 4 <= cache_sizes().l2 / 2 || rows == MIN_TASK_ROWS,
+            "{rows}"
+        );
+        assert!(rows < 4092 / 2, "{rows}");
+        assert_eq!(r.clone().chunk_rows(3).rows_per_task(&g, 4, 4), 3);
+    }
+
+    #[test]
+    fn vectorized_runs_the_closure() {
+        assert_eq!(vectorized(|| 6 * 7), 42);
+        assert!(matches!(simd(), Simd::Avx2 | Simd::Baseline));
     }
 }

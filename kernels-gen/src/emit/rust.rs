@@ -3,8 +3,10 @@
 //! Both share one generated *row kernel*: for one grid row it slices every distinct field tap
 //! (`p[0, -2]`, `p[0, -1]`, ...) to exactly the row's `n` points, then runs a plain
 //! `for i in 0..n` loop. Every slice has the same length, so the compiler removes the bounds
-//! checks and vectorises the loop. The two backends differ only in how rows are handed out:
-//! serially, or to rayon in chunks of rows.
+//! checks and vectorises the loop. `rows` runs it over consecutive rows. The two backends
+//! differ only in how rows are handed out: all at once, or to rayon in chunks of rows; both
+//! wrap the call in `ppstencil::exec::vectorized`, which runs it compiled for AVX2 where the
+//! CPU has it (runtime detection; bit-identical, as Rust never contracts into FMA).
 //!
 //! The generated code refers to the runtime crate as `::ppstencil`.
 
@@ -274,17 +276,39 @@ fn zip_chain(names: &[Ident], each: &dyn Fn(&Ident) -> TokenStream) -> TokenStre
     }
 }
 
-/// The serial driver: every row of the domain, in order.
+/// `rows`: the row kernel over consecutive rows. The outputs are the rows' full-width slices
+/// (`k * nx` elements for `k` rows), the first of them row `z_first`.
+pub fn emit_rows(s: &Stencil) -> TokenStream {
+    let outs = out_names(s);
+    let ins = in_names(s);
+    let reals = real_names(s);
+    let pat = zip_pattern(&outs);
+    let chain = zip_chain(&outs, &|o| quote!(#o.chunks_mut(grid.nx)));
+    quote! {
+        /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        fn rows<T: ::ppstencil::Real>(
+            grid: &::ppstencil::launch::Grid,
+            z_first: usize,
+            #(#outs: &mut [T],)*
+            #(#ins: &[T],)*
+            #(#reals: T,)*
+        ) {
+            for (row, #pat) in #chain.enumerate() {
+                Self::row(grid, z_first + row, #(#outs,)* #(#ins,)* #(#reals,)*);
+            }
+        }
+    }
+}
+
+/// The serial driver: every row of the domain, in order, compiled for the widest vector
+/// unit the CPU has (`ppstencil::exec::vectorized`).
 pub fn emit_serial(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
     let reals = real_names(s);
     let unpack = unpack(s);
-    let pat = zip_pattern(&outs);
-    let chain = zip_chain(
-        &outs,
-        &|o| quote!(#o[grid.z0 * grid.nx..grid.z1 * grid.nx].chunks_mut(grid.nx)),
-    );
     quote! {
         fn serial<T: ::ppstencil::Real>(
             grid: &::ppstencil::launch::Grid,
@@ -293,15 +317,17 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
             reals: &[T],
         ) -> ::std::result::Result<(), ::ppstencil::Error> {
             #unpack
-            for (row, #pat) in #chain.enumerate() {
-                Self::row(grid, grid.z0 + row, #(#outs,)* #(#ins,)* #(#reals,)*);
-            }
+            let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
+            ::ppstencil::exec::vectorized(|| {
+                Self::rows(grid, grid.z0, #(&mut #outs[domain.clone()],)* #(#ins,)* #(#reals,)*)
+            });
             Ok(())
         }
     }
 }
 
-/// The rayon driver: chunks of `chunk_rows` rows run as parallel tasks.
+/// The rayon driver: chunks of `chunk_rows` rows run as parallel tasks, each a call of
+/// `rows` compiled for the widest vector unit.
 pub fn emit_rayon(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
@@ -312,7 +338,6 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
         &outs,
         &|o| quote!(#o[grid.z0 * grid.nx..grid.z1 * grid.nx].par_chunks_mut(task_len)),
     );
-    let seq = zip_chain(&outs, &|o| quote!(#o.chunks_mut(grid.nx)));
     quote! {
         fn rayon<T: ::ppstencil::Real>(
             grid: &::ppstencil::launch::Grid,
@@ -326,10 +351,10 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
             let chunk_rows = chunk_rows.max(1);
             let task_len = chunk_rows * grid.nx;
             #par.enumerate().for_each(|(task, #pat)| {
-                let z_task = grid.z0 + task * chunk_rows;
-                for (row, #pat) in #seq.enumerate() {
-                    Self::row(grid, z_task + row, #(#outs,)* #(#ins,)* #(#reals,)*);
-                }
+                let z_first = grid.z0 + task * chunk_rows;
+                ::ppstencil::exec::vectorized(|| {
+                    Self::rows(grid, z_first, #(#outs,)* #(#ins,)* #(#reals,)*)
+                });
             });
             Ok(())
         }
@@ -352,6 +377,7 @@ pub fn pretty(items: TokenStream) -> String {
 pub fn host_source(s: &Stencil, backend: &str) -> String {
     let ty = format_ident!("{}", s.type_name());
     let row = emit_row(s);
+    let rows = emit_rows(s);
     let driver = if backend == "rayon" {
         emit_rayon(s)
     } else {
@@ -360,6 +386,7 @@ pub fn host_source(s: &Stencil, backend: &str) -> String {
     pretty(quote! {
         impl #ty {
             #row
+            #rows
             #driver
         }
     })
@@ -389,6 +416,7 @@ pub fn emit_stencil(s: &Stencil, dsl_text: &str, sources: &[(String, String)]) -
     let fields_written = s.fields_written();
     let flops = s.flops_per_point();
     let row = emit_row(s);
+    let rows = emit_rows(s);
     let serial = emit_serial(s);
     let rayon = emit_rayon(s);
     let mut all_sources = vec![
@@ -441,6 +469,7 @@ pub fn emit_stencil(s: &Stencil, dsl_text: &str, sources: &[(String, String)]) -
 
         impl #ty {
             #row
+            #rows
         }
 
         impl ::ppstencil::launch::Stencil for #ty {
@@ -503,7 +532,8 @@ mod tests {
             "let p_2_0 = &p[base + 2 * nx..][..n];",
             "for i in 0..n {",
             "pzz[i] = T::lit(-0.08333333333333333) * p_m2_0[i]",
-            "for (row, pzz) in pzz[grid.z0 * grid.nx..grid.z1 * grid.nx]",
+            "for (row, pzz) in pzz.chunks_mut(grid.nx).enumerate() {",
+            "::ppstencil::exec::vectorized(|| {",
         ] {
             assert!(src.contains(line), "missing `{line}` in:\n{src}");
         }
@@ -529,6 +559,7 @@ mod tests {
         );
         let src = host_source(&s, "rayon");
         assert!(src.contains("par_chunks_mut(task_len)"), "{src}");
+        assert!(src.contains("Self::rows(grid, z_first, a, b, p)"), "{src}");
         assert!(src.contains(".zip("), "{src}");
         assert!(src.contains("b[i] = b[i] + p_0_1[i];"), "{src}");
     }

@@ -1,0 +1,146 @@
+//! `ppwave bench` end to end on a tiny grid: the report's JSON keys and the bad-input errors.
+use std::process::Command;
+
+fn ppwave(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ppwave"))
+        .args(args)
+        .output()
+        .expect("ppwave runs")
+}
+
+#[test]
+fn tiny_bench_writes_the_roofline_json_and_plot() {
+    let dir = std::env::temp_dir().join(format!("ppwave-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("bench.json");
+    let svg = dir.join("roofline.svg");
+    let out = ppwave(&[
+        "bench",
+        "--nz",
+        "24",
+        "--nx",
+        "40",
+        "--repeat",
+        "1",
+        "--threads",
+        "1",
+        "--stream-mib",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for text in [
+        "triad GB/s",
+        "fd_pxx",
+        "fd_pzz",
+        "fd_time",
+        "fd_step",
+        "Gpoints/s",
+    ] {
+        assert!(stdout.contains(text), "missing {text}:\n{stdout}");
+    }
+    assert!(!stdout.contains("add_source"), "{stdout}");
+    // Without a GPU build the device backends are reported and skipped, not fatal.
+    assert!(stdout.contains("cuda: skipped"), "{stdout}");
+
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["grid"]["nz"], 24);
+    assert_eq!(v["grid"]["nx"], 40);
+    assert!(v["cache"]["llc_bytes"].as_u64().unwrap() > 0);
+    assert!(v["bandwidth"][0]["triad_gbs"].as_f64().unwrap() > 0.0);
+    assert!(v["bandwidth_bytes_counted"]
+        .as_str()
+        .unwrap()
+        .contains("write-allocate"));
+    let kernels = v["kernels"].as_array().unwrap();
+    let row = |k: &str, b: &str| {
+        kernels
+            .iter()
+            .find(|r| r["kernel"] == k && r["backend"] == b)
+            .unwrap_or_else(|| panic!("no {k} on {b} in {kernels:?}"))
+    };
+    // Compulsory bytes from the IR: fd_pxx reads p and writes pxx (2 x 4 B); fd_time reads
+    // five fields and writes one (6 x 4 B); the fused step reads p, pold, kv2, writes pnew.
+    assert_eq!(row("fd_pxx", "serial")["bytes_per_point"], 8);
+    assert_eq!(row("fd_time", "rayon")["bytes_per_point"], 24);
+    assert_eq!(row("fd_step", "serial")["bytes_per_point"], 16);
+    // Points are the interior: (24 - 4) x (40 - 4) for the radius-2 kernels.
+    assert_eq!(row("fd_pzz", "serial")["points"], 20 * 36);
+    assert_eq!(row("fd_time", "serial")["points"], 24 * 40);
+    for r in kernels {
+        for key in ["median_s", "gbs", "gflops", "arithmetic_intensity"] {
+            assert!(r[key].as_f64().unwrap() > 0.0, "{key} in {r}");
+        }
+        // GB/s is the IR's bytes over the median time.
+        let gbs = r["points"].as_f64().unwrap() * r["bytes_per_point"].as_f64().unwrap()
+            / r["median_s"].as_f64().unwrap()
+            / 1e9;
+        assert!(
+            (gbs - r["gbs"].as_f64().unwrap()).abs() <= 1e-9 * gbs.max(1.0),
+            "{r}"
+        );
+    }
+    let steps = v["steps"].as_array().unwrap();
+    assert!(steps
+        .iter()
+        .any(|s| s["variant"] == "split" && s["backend"] == "serial"));
+    assert!(steps
+        .iter()
+        .any(|s| s["variant"] == "fused" && s["backend"] == "rayon"));
+    assert!(v["fused_over_split"]["serial"].as_f64().unwrap() > 0.0);
+    let skipped = v["skipped"].as_array().unwrap();
+    assert!(skipped.iter().any(|s| s["backend"] == "cuda"));
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.starts_with("<svg") && plot.contains("fd_step"),
+        "{plot}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["bench", "--nz", "4", "--nx", "40"], "--nz 4 is too small"),
+        (&["bench", "--nx", "3"], "use at least 5"),
+        (
+            &["bench", "--nz", "24", "--nx", "24", "--repeat", "0"],
+            "--repeat 0",
+        ),
+        (
+            &["bench", "--nz", "24", "--nx", "24", "--threads", "100000"],
+            "hardware threads",
+        ),
+        (
+            &["bench", "--nz", "24", "--nx", "24", "--threads", "0"],
+            "use 1 to",
+        ),
+        (
+            &["bench", "--nz", "24", "--nx", "24", "--backend", "tpu"],
+            "unknown backend",
+        ),
+        (
+            &["bench", "--nz", "24", "--nx", "24", "--chunk-rows", "0"],
+            "--chunk-rows 0",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = ppwave(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: expected `{expected}` in {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
