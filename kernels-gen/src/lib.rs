@@ -23,6 +23,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod build;
 pub mod emit;
 pub mod ir;
 pub mod parse;

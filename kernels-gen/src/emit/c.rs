@@ -88,12 +88,65 @@ pub const ELEMENT_TYPES: [(&str, &str); 2] = [("f32", "float"), ("f64", "double"
 /// Names the generated kernels use for their own variables; a user name equal to one of these
 /// (or to a C keyword) gets a trailing `_` in the C text.
 const C_RESERVED: &[&str] = &[
-    "nz", "nx", "z0", "z1", "x0", "x1", "ix", "iz", "i", "auto", "break", "case", "char",
-    "const", "continue", "default", "do", "double", "else", "enum", "extern", "float", "for",
-    "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
-    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
-    "while", "bool", "class", "delete", "new", "template", "this", "typename", "namespace",
-    "private", "public", "operator", "virtual", "friend", "explicit", "mutable", "using",
+    "nz",
+    "nx",
+    "z0",
+    "z1",
+    "x0",
+    "x1",
+    "ix",
+    "iz",
+    "i",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "bool",
+    "class",
+    "delete",
+    "new",
+    "template",
+    "this",
+    "typename",
+    "namespace",
+    "private",
+    "public",
+    "operator",
+    "virtual",
+    "friend",
+    "explicit",
+    "mutable",
+    "using",
 ];
 
 /// The name of kernel `stencil` for element suffix `ty` (`"f32"` / `"f64"`): `fd_pxx_f32`.
@@ -399,11 +452,8 @@ mod tests {
     fn dialects_differ_only_in_header_and_launch_comment() {
         let s = stencil("fn f(o: out, a: in) { o[0,0] = a[0,-1] + a[0,1]; }");
         let (c, h) = (emit(&s, Dialect::Cuda), emit(&s, Dialect::Hip));
-        let differing: Vec<(&str, &str)> = c
-            .lines()
-            .zip(h.lines())
-            .filter(|(a, b)| a != b)
-            .collect();
+        let differing: Vec<(&str, &str)> =
+            c.lines().zip(h.lines()).filter(|(a, b)| a != b).collect();
         assert_eq!(c.lines().count(), h.lines().count());
         assert_eq!(differing.len(), 3, "{differing:?}");
     }
