@@ -421,7 +421,7 @@ pub fn compile_file(
             let mut list = String::from("&[\n");
             for (arch, bytes) in &images {
                 let p = write(PathBuf::from(format!("{stem}.{arch}.co")), bytes)?;
-                let _ = writeln!(list, "    ({arch:?}, &include_bytes!({p:?})[..]),");
+                let _ = writeln!(list, "    ({arch:?}, include_bytes!({p:?}) as &[u8]),");
                 written.push(p);
             }
             list.push(']');
