@@ -39,7 +39,10 @@ fn main() {
                 e
             }
         };
-        write(&out.join(format!("kernels.{}.status", dialect.key())), &status);
+        write(
+            &out.join(format!("kernels.{}.status", dialect.key())),
+            &status,
+        );
     }
 }
 

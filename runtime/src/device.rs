@@ -39,12 +39,12 @@ pub use self::core::DeviceBuffer;
 pub use self::cuda::{Cuda, MemSpaceCuda};
 #[cfg(feature = "hip")]
 pub use self::hip::{Hip, MemSpaceHip};
+#[cfg(not(all(feature = "cuda", feature = "hip")))]
+pub use self::unavailable::Unavailable;
 #[cfg(not(feature = "cuda"))]
 pub use self::unavailable::{Cuda, MemSpaceCuda};
 #[cfg(not(feature = "hip"))]
 pub use self::unavailable::{Hip, MemSpaceHip};
-#[cfg(not(all(feature = "cuda", feature = "hip")))]
-pub use self::unavailable::Unavailable;
 
 /// Threads per block of a device launch: `x` along columns, `y` along rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

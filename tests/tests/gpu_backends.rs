@@ -12,8 +12,10 @@ use ppstencil::{
 
 fn host_fields(nz: usize, nx: usize) -> (HostField, HostField, HostField) {
     let f = |s: usize| {
-        ScalarField::from_fn(nz, nx, move |z, x| ((z * 31 + x * 17 + s) % 23) as f32 / 7.0)
-            .expect("field")
+        ScalarField::from_fn(nz, nx, move |z, x| {
+            ((z * 31 + x * 17 + s) % 23) as f32 / 7.0
+        })
+        .expect("field")
     };
     (f(1), f(2), f(3))
 }
@@ -40,14 +42,21 @@ fn on_device<E: ExecutionSpace>(space: &E) {
     }
 
     let mut short = vec![0.0f32; nz * nx - 1];
-    assert!(matches!(dout.copy_to_host(&mut short), Err(Error::SizeMismatch { .. })));
+    assert!(matches!(
+        dout.copy_to_host(&mut short),
+        Err(Error::SizeMismatch { .. })
+    ));
     let other = ScalarField::<E::Memory, f32>::new(nz, nx + 1).expect("alloc");
     assert!(matches!(
         fd_pxx(space, &mut dout, &other),
         Err(Error::ShapeMismatch { .. })
     ));
     let huge = <E::Memory as MemorySpace>::allocate::<f64>(1 << 50);
-    assert!(matches!(huge, Err(Error::OutOfMemory { .. })), "{:?}", huge.err());
+    assert!(
+        matches!(huge, Err(Error::OutOfMemory { .. })),
+        "{:?}",
+        huge.err()
+    );
 }
 
 fn expect_unavailable(err: Error, backend: &str, feature: &str, enabled: bool) {

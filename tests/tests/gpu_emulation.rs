@@ -26,9 +26,7 @@ fn scratch() -> PathBuf {
 fn dispatch(info: &StencilInfo) -> String {
     let mut out = String::new();
     for (ty, arr, rarr) in [("f32", "F32", "R32"), ("f64", "F64", "R64")] {
-        let mut args = vec![
-            "g[0], g[1], g[2], g[3], g[4], g[5]".to_string(),
-        ];
+        let mut args = vec!["g[0], g[1], g[2], g[3], g[4], g[5]".to_string()];
         let nfields = info.outputs.len() + info.inputs.len();
         for k in 0..nfields {
             args.push(format!("{arr} + {k} * n"));
@@ -112,7 +110,14 @@ fn build_harness(backend: &str) -> Option<PathBuf> {
     std::fs::write(&cpp, src).expect("write harness");
     let bin = dir.join(format!("harness_{backend}"));
     let status = Command::new("g++")
-        .args(["-std=c++17", "-O1", "-g", "-ffp-contract=off", "-Wall", "-Werror"])
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-g",
+            "-ffp-contract=off",
+            "-Wall",
+            "-Werror",
+        ])
         .args(["-Wno-unused-parameter", "-Wno-unused-variable"])
         .args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
         .arg(&cpp)
@@ -139,7 +144,9 @@ fn shim() -> PathBuf {
 
 /// Deterministic values in [0.5, 1.5).
 fn values<T: Real>(n: usize, seed: u64) -> Vec<T> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
             s = s
@@ -309,7 +316,12 @@ fn emulation_detects_a_missing_guard() {
     .expect("write");
     let bin = dir.join("broken");
     let built = Command::new("g++")
-        .args(["-std=c++17", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=all",
+        ])
         .arg(&cpp)
         .arg("-o")
         .arg(&bin)

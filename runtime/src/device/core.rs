@@ -54,8 +54,7 @@ pub(crate) trait Driver: 'static {
     /// # Safety
     /// `params` point to values of the kernel's parameter types, in order; device pointers
     /// among them are live allocations large enough for the kernel's accesses.
-    unsafe fn launch(function: usize, dims: &LaunchDims, params: &mut [*mut c_void])
-        -> Result<()>;
+    unsafe fn launch(function: usize, dims: &LaunchDims, params: &mut [*mut c_void]) -> Result<()>;
     /// Waits for all work on the device.
     fn synchronize() -> Result<()>;
     /// The modules loaded so far and the kernels found in them (one per process).
@@ -267,10 +266,14 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
         ));
     }
     // Every field must cover the grid the kernel indexes.
-    let points = grid.nz.checked_mul(grid.nx).unwrap_or(usize::MAX);
+    let points = grid.nz.saturating_mul(grid.nx);
     let lens = outs.iter().map(|b| b.len).chain(ins.iter().map(|b| b.len));
     for (len, name) in lens.zip(info.outputs.iter().chain(info.inputs.iter())) {
-        crate::memory::check_copy_len(&format!("kernel `{}` field `{name}`", info.name), points, len)?;
+        crate::memory::check_copy_len(
+            &format!("kernel `{}` field `{name}`", info.name),
+            points,
+            len,
+        )?;
     }
     if grid.points() == 0 {
         return Ok(());
@@ -365,7 +368,9 @@ macro_rules! device_space {
                 ins: &[&$crate::device::DeviceBuffer<$mem, T>],
                 reals: &[T],
             ) -> $crate::Result<()> {
-                $crate::device::core::launch::<$driver, S, $mem, T>(self.block, grid, outs, ins, reals)
+                $crate::device::core::launch::<$driver, S, $mem, T>(
+                    self.block, grid, outs, ins, reals,
+                )
             }
 
             fn synchronize(&self) -> $crate::Result<()> {

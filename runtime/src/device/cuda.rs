@@ -63,7 +63,12 @@ fn describe(r: cu::CUresult) -> (i32, String, String) {
     let mut name: *const std::os::raw::c_char = std::ptr::null();
     let mut text: *const std::os::raw::c_char = std::ptr::null();
     // SAFETY: both calls only write a pointer to a static string (or fail and write nothing).
-    let (rn, rt) = unsafe { (cu::cuGetErrorName(r, &mut name), cu::cuGetErrorString(r, &mut text)) };
+    let (rn, rt) = unsafe {
+        (
+            cu::cuGetErrorName(r, &mut name),
+            cu::cuGetErrorString(r, &mut text),
+        )
+    };
     let read = |ok: bool, p: *const std::os::raw::c_char| {
         // SAFETY: on success the driver returned a NUL-terminated static string.
         (ok && !p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
@@ -111,7 +116,8 @@ fn init() -> std::result::Result<usize, String> {
             return Err(format!("no CUDA device: the driver reports none; {hint}"));
         }
         let mut dev = 0;
-        check(cu::cuDeviceGet(&mut dev, 0), || "cuDeviceGet(0)".into()).map_err(|e| e.to_string())?;
+        check(cu::cuDeviceGet(&mut dev, 0), || "cuDeviceGet(0)".into())
+            .map_err(|e| e.to_string())?;
         let mut ctx = std::ptr::null_mut();
         check(cu::cuDevicePrimaryCtxRetain(&mut ctx, dev), || {
             "cuDevicePrimaryCtxRetain(device 0)".into()
@@ -192,18 +198,22 @@ impl Driver for CudaDriver {
         let ptx = CString::new(text).map_err(|_| Error::invalid("PTX", "image", "not text"))?;
         let mut m = std::ptr::null_mut();
         // SAFETY: `ptx` is a NUL-terminated image that outlives the call.
-        check(unsafe { cu::cuModuleLoadData(&mut m, ptx.as_ptr().cast()) }, || {
-            format!(
+        check(
+            unsafe { cu::cuModuleLoadData(&mut m, ptx.as_ptr().cast()) },
+            || {
+                format!(
                 "cuModuleLoadData(PTX, {} bytes; PTX from an nvcc newer than the driver does not \
                  load: build with PPSTENCIL_CUDA_COMPILER=clang++-16)",
                 image.len()
             )
-        })?;
+            },
+        )?;
         Ok(Some(m as usize))
     }
 
     fn get_function(module: usize, name: &str) -> Result<Option<usize>> {
-        let cname = CString::new(name).map_err(|_| Error::invalid("kernel", name, "no NUL bytes"))?;
+        let cname =
+            CString::new(name).map_err(|_| Error::invalid("kernel", name, "no NUL bytes"))?;
         let mut f = std::ptr::null_mut();
         // SAFETY: `module` is a loaded module; `cname` outlives the call.
         let r = unsafe { cu::cuModuleGetFunction(&mut f, module as cu::CUmodule, cname.as_ptr()) };
@@ -231,13 +241,17 @@ impl Driver for CudaDriver {
                 std::ptr::null_mut(),
             )
         };
-        check(r, || format!("cuLaunchKernel(grid {:?}, block {:?})", d.grid, d.block))
+        check(r, || {
+            format!("cuLaunchKernel(grid {:?}, block {:?})", d.grid, d.block)
+        })
     }
 
     fn synchronize() -> Result<()> {
         Self::ready()?;
         // SAFETY: no arguments; the context is current.
-        check(unsafe { cu::cuCtxSynchronize() }, || "cuCtxSynchronize".into())
+        check(unsafe { cu::cuCtxSynchronize() }, || {
+            "cuCtxSynchronize".into()
+        })
     }
 
     fn registry() -> &'static Mutex<Registry> {

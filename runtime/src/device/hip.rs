@@ -3,8 +3,8 @@
 use super::core::{add_module, call_error, device_space, Driver, Registry};
 use super::LaunchDims;
 use crate::{Error, Result};
-use hip_sys::hiprt as hip;
 use hip::hipError_t as E;
+use hip_sys::hiprt as hip;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::{Mutex, OnceLock};
 
@@ -136,7 +136,10 @@ impl Driver for HipDriver {
         // SAFETY: writes the new allocation's address to `p`.
         let r = unsafe { hip::hipMalloc(&mut p, bytes) };
         if r == E::hipErrorOutOfMemory {
-            return Err(Error::OutOfMemory { space: "HIP", bytes });
+            return Err(Error::OutOfMemory {
+                space: "HIP",
+                bytes,
+            });
         }
         check(r, || format!("hipMalloc({bytes} bytes)"))?;
         Ok(p as u64)
@@ -149,9 +152,10 @@ impl Driver for HipDriver {
 
     unsafe fn memset0(ptr: u64, bytes: usize) -> Result<()> {
         // SAFETY: the caller guarantees `bytes` bytes at `ptr`.
-        check(unsafe { hip::hipMemset(ptr as *mut c_void, 0, bytes) }, || {
-            format!("hipMemset({bytes} bytes)")
-        })
+        check(
+            unsafe { hip::hipMemset(ptr as *mut c_void, 0, bytes) },
+            || format!("hipMemset({bytes} bytes)"),
+        )
     }
 
     unsafe fn htod(dst: u64, src: *const c_void, bytes: usize) -> Result<()> {
@@ -164,9 +168,10 @@ impl Driver for HipDriver {
 
     unsafe fn dtoh(dst: *mut c_void, src: u64, bytes: usize) -> Result<()> {
         // SAFETY: the caller guarantees both ranges.
-        check(unsafe { hip::hipMemcpyDtoH(dst, src as *mut c_void, bytes) }, || {
-            format!("hipMemcpyDtoH({bytes} bytes)")
-        })
+        check(
+            unsafe { hip::hipMemcpyDtoH(dst, src as *mut c_void, bytes) },
+            || format!("hipMemcpyDtoH({bytes} bytes)"),
+        )
     }
 
     unsafe fn dtod(dst: u64, src: u64, bytes: usize) -> Result<()> {
@@ -195,10 +200,13 @@ impl Driver for HipDriver {
     }
 
     fn get_function(module: usize, name: &str) -> Result<Option<usize>> {
-        let cname = CString::new(name).map_err(|_| Error::invalid("kernel", name, "no NUL bytes"))?;
+        let cname =
+            CString::new(name).map_err(|_| Error::invalid("kernel", name, "no NUL bytes"))?;
         let mut f = std::ptr::null_mut();
         // SAFETY: `module` is a loaded module; `cname` outlives the call.
-        let r = unsafe { hip::hipModuleGetFunction(&mut f, module as hip::hipModule_t, cname.as_ptr()) };
+        let r = unsafe {
+            hip::hipModuleGetFunction(&mut f, module as hip::hipModule_t, cname.as_ptr())
+        };
         if r == E::hipErrorNotFound {
             return Ok(None);
         }
@@ -224,14 +232,19 @@ impl Driver for HipDriver {
             )
         };
         check(r, || {
-            format!("hipModuleLaunchKernel(grid {:?}, block {:?})", d.grid, d.block)
+            format!(
+                "hipModuleLaunchKernel(grid {:?}, block {:?})",
+                d.grid, d.block
+            )
         })
     }
 
     fn synchronize() -> Result<()> {
         Self::ready()?;
         // SAFETY: no arguments.
-        check(unsafe { hip::hipDeviceSynchronize() }, || "hipDeviceSynchronize".into())
+        check(unsafe { hip::hipDeviceSynchronize() }, || {
+            "hipDeviceSynchronize".into()
+        })
     }
 
     fn registry() -> &'static Mutex<Registry> {
