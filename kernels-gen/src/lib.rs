@@ -23,6 +23,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod build;
 pub mod emit;
 pub mod ir;
 pub mod parse;
@@ -43,7 +44,11 @@ pub fn expand(tokens: TokenStream) -> syn::Result<TokenStream> {
     Ok(out)
 }
 
-/// Sources of the non-Rust backends to embed in a stencil's metadata.
-pub fn extra_sources(_s: &ir::Stencil) -> Vec<(String, String)> {
-    Vec::new()
+/// Sources of the non-Rust backends to embed in a stencil's metadata: the CUDA-C (`"cuda"`)
+/// and HIP-C (`"hip"`) text, each holding the `f32` and `f64` kernels.
+pub fn extra_sources(s: &ir::Stencil) -> Vec<(String, String)> {
+    emit::c::Dialect::ALL
+        .iter()
+        .map(|&d| (d.key().to_string(), emit::c::emit(s, d)))
+        .collect()
 }

@@ -1,107 +1,144 @@
 //! Device memory and execution spaces: CUDA and HIP.
 //!
 //! The marker types exist in every build, so code generic over spaces (and the compile-fail
-//! tests) works without a GPU toolkit. Without the `cuda` / `hip` feature every operation
-//! returns [`Error::BackendUnavailable`] saying how to enable it; such a space can never hold
-//! data, because its buffers cannot be constructed.
+//! tests) works without a GPU toolkit. Device buffers never implement
+//! [`HostAccessible`](crate::HostAccessible): device data is only copied, never indexed.
+//!
+//! - Without the `cuda` / `hip` feature every operation returns
+//!   [`Error::BackendUnavailable`] saying how to enable it; such a space can never hold data,
+//!   because its buffers cannot be constructed.
+//! - With the feature, [`MemSpaceCuda`] is built on cust's driver bindings and [`MemSpaceHip`]
+//!   on hip-sys. Both share one implementation (this module) over a small internal driver
+//!   interface (`device/cuda.rs`, `device/hip.rs`). Without a device at run time every
+//!   operation returns [`Error::BackendUnavailable`] naming "no CUDA device" / "no HIP
+//!   device"; a failed driver call is an [`Error::Device`] with the call and the error code's
+//!   name; an allocation the device cannot satisfy is [`Error::OutOfMemory`].
+//!
+//! [`Cuda`] and [`Hip`] launch the kernels kernels-gen generates (see
+//! `kernels_gen::emit::c` for the parameter convention) on a 2D grid of [`BlockSize`] blocks
+//! (default 32 × 8): one thread per point of the launch [`Grid`], `x` along columns. The
+//! acoustic kernels are compiled at build time; stencils of your own are compiled by
+//! `kernels_gen::build::compile_file` in your `build.rs` and loaded with
+//! `Cuda::load_module` / `Hip::load_code_objects`.
 
-use crate::launch::{Grid, Stencil};
-use crate::{Error, ExecutionSpace, MemorySpace, Real, Result};
-use std::convert::Infallible;
-use std::marker::PhantomData;
+use crate::launch::Grid;
+use crate::{Error, Result};
 
-/// A device buffer of a backend that is not compiled in: it cannot exist.
-#[derive(Debug)]
-pub struct Unavailable<T> {
-    never: Infallible,
-    _t: PhantomData<T>,
+#[cfg(any(feature = "cuda", feature = "hip"))]
+mod core;
+#[cfg(feature = "cuda")]
+mod cuda;
+#[cfg(feature = "hip")]
+mod hip;
+#[cfg(not(all(feature = "cuda", feature = "hip")))]
+mod unavailable;
+
+#[cfg(any(feature = "cuda", feature = "hip"))]
+pub use self::core::DeviceBuffer;
+#[cfg(feature = "cuda")]
+pub use self::cuda::{Cuda, MemSpaceCuda};
+#[cfg(feature = "hip")]
+pub use self::hip::{Hip, MemSpaceHip};
+#[cfg(not(all(feature = "cuda", feature = "hip")))]
+pub use self::unavailable::Unavailable;
+#[cfg(not(feature = "cuda"))]
+pub use self::unavailable::{Cuda, MemSpaceCuda};
+#[cfg(not(feature = "hip"))]
+pub use self::unavailable::{Hip, MemSpaceHip};
+
+/// Threads per block of a device launch: `x` along columns, `y` along rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockSize {
+    /// Threads along columns (the contiguous dimension).
+    pub x: u32,
+    /// Threads along rows.
+    pub y: u32,
 }
 
-macro_rules! unavailable_space {
-    ($mem:ident, $exec:ident, $name:literal, $feature:literal, $doc_mem:literal, $doc_exec:literal) => {
-        #[doc = $doc_mem]
-        #[derive(Clone, Copy, Debug, Default)]
-        pub struct $mem;
+impl Default for BlockSize {
+    /// 32 × 8 = 256 threads: one warp (or half a wavefront) per row of a block.
+    fn default() -> Self {
+        BlockSize { x: 32, y: 8 }
+    }
+}
 
-        impl $mem {
-            fn unavailable() -> Error {
-                Error::BackendUnavailable {
-                    backend: $name,
-                    reason: concat!(
-                        "ppstencil was built without it; rebuild with `--features ",
-                        $feature,
-                        "`"
-                    )
-                    .to_string(),
-                }
-            }
+impl BlockSize {
+    /// Most threads a block may have on current NVIDIA and AMD GPUs.
+    pub const MAX_THREADS: u32 = 1024;
+
+    /// A block of `x × y` threads; both at least 1 and at most 1024 threads in all.
+    ///
+    /// ```
+    /// use ppstencil::device::BlockSize;
+    /// assert_eq!(BlockSize::new(64, 4)?.x, 64);
+    /// assert!(BlockSize::new(0, 8).is_err());
+    /// assert!(BlockSize::new(64, 32).is_err());
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
+    pub fn new(x: u32, y: u32) -> Result<Self> {
+        if x == 0 || y == 0 || x.saturating_mul(y) > Self::MAX_THREADS {
+            return Err(Error::invalid(
+                "block size",
+                format!("{x} x {y}"),
+                format!(
+                    "each dimension must be at least 1 and x * y at most {} threads (default 32 x 8)",
+                    Self::MAX_THREADS
+                ),
+            ));
         }
+        Ok(BlockSize { x, y })
+    }
+}
 
-        impl MemorySpace for $mem {
-            const NAME: &'static str = $name;
-            type Buffer<T: Real> = Unavailable<T>;
+/// Grid and block dimensions of one device launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchDims {
+    /// Blocks along x (columns), y (rows) and z.
+    pub grid: [u32; 3],
+    /// Threads per block along x, y and z.
+    pub block: [u32; 3],
+}
 
-            fn allocate<T: Real>(_len: usize) -> Result<Unavailable<T>> {
-                Err(Self::unavailable())
-            }
-            fn len<T: Real>(buf: &Unavailable<T>) -> usize {
-                match buf.never {}
-            }
-            fn copy<T: Real>(dst: &mut Unavailable<T>, _src: &Unavailable<T>) -> Result<()> {
-                match dst.never {}
-            }
-            fn copy_from_host<T: Real>(dst: &mut Unavailable<T>, _src: &[T]) -> Result<()> {
-                match dst.never {}
-            }
-            fn copy_to_host<T: Real>(_dst: &mut [T], src: &Unavailable<T>) -> Result<()> {
-                match src.never {}
-            }
-        }
-
-        #[doc = $doc_exec]
-        #[derive(Debug)]
-        pub struct $exec {
-            never: Infallible,
-        }
-
-        impl $exec {
-            /// Opens the first device. Without the feature this always fails with a message
-            /// saying how to enable the backend.
-            pub fn new() -> Result<Self> {
-                Err($mem::unavailable())
-            }
-        }
-
-        impl ExecutionSpace for $exec {
-            type Memory = $mem;
-            const NAME: &'static str = $name;
-
-            fn launch<S: Stencil, T: Real>(
-                &self,
-                _grid: &Grid,
-                _outs: &mut [&mut Unavailable<T>],
-                _ins: &[&Unavailable<T>],
-                _reals: &[T],
-            ) -> Result<()> {
-                match self.never {}
-            }
+/// The launch covering `grid` with blocks of `block`: enough blocks to give every point of
+/// columns `x0..x1` and rows `z0..z1` one thread; the kernels' guards idle the rest.
+///
+/// ```
+/// use ppstencil::device::{launch_dims, BlockSize};
+/// use ppstencil::launch::Grid;
+/// let g = Grid { nz: 100, nx: 70, z0: 2, z1: 98, x0: 2, x1: 68 };
+/// let d = launch_dims(&g, BlockSize::default())?;
+/// assert_eq!(d.grid, [3, 12, 1]); // ceil(66 / 32), ceil(96 / 8)
+/// assert_eq!(d.block, [32, 8, 1]);
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
+pub fn launch_dims(grid: &Grid, block: BlockSize) -> Result<LaunchDims> {
+    let cols = grid.x1.saturating_sub(grid.x0);
+    let rows = grid.z1.saturating_sub(grid.z0);
+    let bx = cols.div_ceil(block.x as usize).max(1);
+    let by = rows.div_ceil(block.y as usize).max(1);
+    // CUDA allows 2^31 - 1 blocks along x and 65535 along y.
+    let (gx, gy) = match (u32::try_from(bx), u32::try_from(by)) {
+        (Ok(gx), Ok(gy)) if gx < (1 << 31) && gy <= 65535 => (gx, gy),
+        _ => {
+            return Err(Error::invalid(
+                "grid",
+                format!("{} x {}", grid.nz, grid.nx),
+                format!(
+                    "needs {bx} x {by} blocks of {} x {}; at most 65535 blocks along rows: use \
+                     a taller block",
+                    block.x, block.y
+                ),
+            ))
         }
     };
+    Ok(LaunchDims {
+        grid: [gx, gy, 1],
+        block: [block.x, block.y, 1],
+    })
 }
 
-unavailable_space!(
-    MemSpaceCuda,
-    Cuda,
-    "CUDA",
-    "cuda",
-    "CUDA device memory. Fields in this space can only be used by the [`Cuda`] execution space and have no host element access.",
-    "The CUDA execution space: runs generated CUDA-C kernels on [`MemSpaceCuda`] data."
-);
-unavailable_space!(
-    MemSpaceHip,
-    Hip,
-    "HIP",
-    "hip",
-    "HIP (AMD) device memory. Fields in this space can only be used by the [`Hip`] execution space and have no host element access.",
-    "The HIP execution space: runs generated HIP-C kernels on [`MemSpaceHip`] data."
-);
+/// The name of the generated device kernel of stencil `stencil` for element type `T`:
+/// `fd_pxx_f32`.
+pub fn kernel_name<T: crate::Real>(stencil: &str) -> String {
+    format!("{stencil}_{}", T::NAME)
+}
