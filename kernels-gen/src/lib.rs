@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod emit;
+pub mod fd;
 pub mod ir;
 pub mod parse;
 
