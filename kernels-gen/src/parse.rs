@@ -724,12 +724,14 @@ fn parse_derivative(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::R
     let fname = field.to_string();
     let pi = match scope.param(&fname) {
         Some(pi) => pi,
-        None => return Err(syn::Error::new(
-            field.span(),
-            format!(
+        None => {
+            return Err(syn::Error::new(
+                field.span(),
+                format!(
                 "`{fname}` is not a declared field; add `{fname}: in` to the parameters ({usage})"
             ),
-        )),
+            ))
+        }
     };
     match scope.params[pi].param.kind {
         ParamKind::Field(Access::In) => {}

@@ -86,8 +86,9 @@ fn expr(s: &Stencil, e: &Expr) -> TokenStream {
         Expr::Binary(op, a, b) => {
             let p = op.precedence();
             let left = paren_if(s, a, prec(a) < p);
-            let right_needs =
-                prec(b) < p || (prec(b) == p && matches!(op, BinOp::Sub | BinOp::Div));
+            // Floating-point `+` and `*` are not associative: a right operand of equal
+            // precedence keeps its parentheses, so the code rounds as the IR says.
+            let right_needs = prec(b) <= p;
             let right = paren_if(s, b, right_needs);
             let sym: TokenStream = op.symbol().parse().unwrap_or_default();
             quote!(#left #sym #right)
