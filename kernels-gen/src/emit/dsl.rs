@@ -2,7 +2,7 @@
 //! metadata embedded in each generated stencil and by `ppwave gen`; parsing the printed text
 //! gives back the same IR.
 
-use crate::ir::{BinOp, Domain, Expr, ParamKind, Stencil, Stmt};
+use crate::ir::{Domain, Expr, ParamKind, Stencil, Stmt};
 
 fn prec(e: &Expr) -> u8 {
     match e {

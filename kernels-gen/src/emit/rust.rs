@@ -8,7 +8,7 @@
 //!
 //! The generated code refers to the runtime crate as `::ppstencil`.
 
-use crate::ir::{Access, BinOp, Domain, Expr, ParamKind, Stencil, Stmt, Tap};
+use crate::ir::{Access, Domain, Expr, ParamKind, Stencil, Stmt, Tap};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
