@@ -60,10 +60,10 @@ impl Ratio {
     /// # Panics
     /// If `den == 0` or the sign cannot be normalised (`i128::MIN`): constants only.
     pub fn new(num: i128, den: i128) -> Ratio {
-        Ratio::checked(num, den).expect("a fraction needs a nonzero denominator")
+        Ratio::reduced(num, den).expect("a fraction needs a nonzero denominator")
     }
 
-    fn checked(num: i128, den: i128) -> Option<Ratio> {
+    fn reduced(num: i128, den: i128) -> Option<Ratio> {
         if den == 0 {
             return None;
         }
@@ -92,7 +92,7 @@ impl Ratio {
     }
 
     /// `self + o`, or `Overflow`.
-    pub fn add(self, o: Ratio) -> Result<Ratio, Overflow> {
+    pub fn checked_add(self, o: Ratio) -> Result<Ratio, Overflow> {
         let g = gcd(self.den, o.den);
         let (a, b) = (self.den / g, o.den / g);
         let num = self
@@ -101,18 +101,18 @@ impl Ratio {
             .and_then(|x| o.num.checked_mul(a).and_then(|y| x.checked_add(y)));
         let den = self.den.checked_mul(b);
         match (num, den) {
-            (Some(n), Some(d)) => Ratio::checked(n, d).ok_or(Overflow),
+            (Some(n), Some(d)) => Ratio::reduced(n, d).ok_or(Overflow),
             _ => Err(Overflow),
         }
     }
 
     /// `self - o`, or `Overflow`.
-    pub fn sub(self, o: Ratio) -> Result<Ratio, Overflow> {
-        self.add(o.neg()?)
+    pub fn checked_sub(self, o: Ratio) -> Result<Ratio, Overflow> {
+        self.checked_add(o.checked_neg()?)
     }
 
     /// `-self`, or `Overflow`.
-    pub fn neg(self) -> Result<Ratio, Overflow> {
+    pub fn checked_neg(self) -> Result<Ratio, Overflow> {
         Ok(Ratio {
             num: self.num.checked_neg().ok_or(Overflow)?,
             den: self.den,
@@ -120,23 +120,23 @@ impl Ratio {
     }
 
     /// `self * o`, or `Overflow` (cross-reduced first to keep numbers small).
-    pub fn mul(self, o: Ratio) -> Result<Ratio, Overflow> {
+    pub fn checked_mul(self, o: Ratio) -> Result<Ratio, Overflow> {
         let g1 = gcd(self.num, o.den).max(1);
         let g2 = gcd(o.num, self.den).max(1);
         let num = (self.num / g1).checked_mul(o.num / g2);
         let den = (self.den / g2).checked_mul(o.den / g1);
         match (num, den) {
-            (Some(n), Some(d)) => Ratio::checked(n, d).ok_or(Overflow),
+            (Some(n), Some(d)) => Ratio::reduced(n, d).ok_or(Overflow),
             _ => Err(Overflow),
         }
     }
 
     /// `self / o`, or `Overflow` (also for a division by zero).
-    pub fn div(self, o: Ratio) -> Result<Ratio, Overflow> {
+    pub fn checked_div(self, o: Ratio) -> Result<Ratio, Overflow> {
         if o.num == 0 {
             return Err(Overflow);
         }
-        self.mul(Ratio::checked(o.den, o.num).ok_or(Overflow)?)
+        self.checked_mul(Ratio::reduced(o.den, o.num).ok_or(Overflow)?)
     }
 
     /// The nearest `f64` when numerator and denominator are exactly representable (below
@@ -194,21 +194,30 @@ fn fornberg_weights(deriv: usize, nodes: &[i64], at: i64) -> Result<Vec<Ratio>, 
         let c5 = c4;
         c4 = x(i);
         for j in 0..i {
-            let c3 = x(i).sub(x(j))?;
-            c2 = c2.mul(c3)?;
+            let c3 = x(i).checked_sub(x(j))?;
+            c2 = c2.checked_mul(c3)?;
             if j == i - 1 {
                 for k in (1..=mn).rev() {
                     let kk = Ratio::int(k as i128);
-                    let t = kk.mul(c[i - 1][k - 1])?.sub(c5.mul(c[i - 1][k])?)?;
-                    c[i][k] = c1.mul(t)?.div(c2)?;
+                    let t = kk
+                        .checked_mul(c[i - 1][k - 1])?
+                        .checked_sub(c5.checked_mul(c[i - 1][k])?)?;
+                    c[i][k] = c1.checked_mul(t)?.checked_div(c2)?;
                 }
-                c[i][0] = c1.mul(c5)?.mul(c[i - 1][0])?.neg()?.div(c2)?;
+                c[i][0] = c1
+                    .checked_mul(c5)?
+                    .checked_mul(c[i - 1][0])?
+                    .checked_neg()?
+                    .checked_div(c2)?;
             }
             for k in (1..=mn).rev() {
                 let kk = Ratio::int(k as i128);
-                c[j][k] = c4.mul(c[j][k])?.sub(kk.mul(c[j][k - 1])?)?.div(c3)?;
+                c[j][k] = c4
+                    .checked_mul(c[j][k])?
+                    .checked_sub(kk.checked_mul(c[j][k - 1])?)?
+                    .checked_div(c3)?;
             }
-            c[j][0] = c4.mul(c[j][0])?.div(c3)?;
+            c[j][0] = c4.checked_mul(c[j][0])?.checked_div(c3)?;
         }
         c1 = c2;
     }
@@ -275,9 +284,9 @@ mod tests {
             let sign = if k % 2 == 1 { 1 } else { -1 };
             // (m!)² / ((m-k)! (m+k)!) as a ratio, built stepwise to stay small.
             let mut r = Ratio::int(2 * sign);
-            r = r.div(Ratio::int(k * k)).unwrap();
+            r = r.checked_div(Ratio::int(k * k)).unwrap();
             r = r
-                .mul(Ratio::new(
+                .checked_mul(Ratio::new(
                     factorial(m),
                     factorial(m - k) * (m + 1..=m + k).product::<i128>(),
                 ))
@@ -286,9 +295,9 @@ mod tests {
         }
         let mut sum = Ratio::ZERO;
         for x in &w[1..] {
-            sum = sum.add(*x).unwrap();
+            sum = sum.checked_add(*x).unwrap();
         }
-        w[0] = sum.mul(Ratio::int(-2)).unwrap();
+        w[0] = sum.checked_mul(Ratio::int(-2)).unwrap();
         w
     }
 
@@ -312,9 +321,11 @@ mod tests {
             // Consistency: Σ w = 0 (constants) and Σ k² w = 1 (x²/2 has f'' = 1).
             let (mut s0, mut s2) = (w[0], Ratio::ZERO);
             for (k, x) in w.iter().enumerate().skip(1) {
-                s0 = s0.add(x.mul(Ratio::int(2)).unwrap()).unwrap();
+                s0 = s0
+                    .checked_add(x.checked_mul(Ratio::int(2)).unwrap())
+                    .unwrap();
                 s2 = s2
-                    .add(x.mul(Ratio::int(2 * (k * k) as i128)).unwrap())
+                    .checked_add(x.checked_mul(Ratio::int(2 * (k * k) as i128)).unwrap())
                     .unwrap();
             }
             assert_eq!(s0, Ratio::ZERO);
@@ -348,7 +359,7 @@ mod tests {
         let mut sum = Ratio::ZERO;
         for (w, &x) in c.iter().zip(&nodes) {
             sum = sum
-                .add(w.mul(Ratio::int(i128::from(x).pow(3))).unwrap())
+                .checked_add(w.checked_mul(Ratio::int(i128::from(x).pow(3))).unwrap())
                 .unwrap();
         }
         assert_eq!(sum, Ratio::int(6));
@@ -367,9 +378,9 @@ mod tests {
     fn ratio_arithmetic() {
         let a = Ratio::new(6, -4);
         assert_eq!((a.num(), a.den()), (-3, 2));
-        assert_eq!(a.add(Ratio::new(1, 2)).unwrap(), Ratio::int(-1));
+        assert_eq!(a.checked_add(Ratio::new(1, 2)).unwrap(), Ratio::int(-1));
         assert_eq!(a.to_string(), "-3/2");
-        assert_eq!(Ratio::int(i128::MAX).add(Ratio::ONE), Err(Overflow));
-        assert_eq!(Ratio::ONE.div(Ratio::ZERO), Err(Overflow));
+        assert_eq!(Ratio::int(i128::MAX).checked_add(Ratio::ONE), Err(Overflow));
+        assert_eq!(Ratio::ONE.checked_div(Ratio::ZERO), Err(Overflow));
     }
 }
