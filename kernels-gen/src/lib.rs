@@ -25,6 +25,7 @@
 
 pub mod build;
 pub mod emit;
+pub mod fd;
 pub mod ir;
 pub mod parse;
 

@@ -12,8 +12,13 @@
 //! term      := unary (("*" | "/") unary)*
 //! unary     := "-" unary | primary
 //! primary   := NUMBER | NAME | FIELD "[" INT "," INT "]" | FUNC "(" expr ("," expr)* ")"
-//!            | "(" expr ")"
+//!            | DERIV "(" FIELD "," INT ")" | "(" expr ")"
+//! DERIV     := "d2x" | "d2z" | "laplacian"
 //! ```
+//!
+//! `d2x(p, N)`, `d2z(p, N)` and `laplacian(p, N)` (even `N` from 2 to 16) expand here into
+//! weighted sums of taps of `p`, with Fornberg's weights from [`crate::fd`]; the IR has no
+//! derivative node, so radius, halo, domain, bytes and flops follow from the taps.
 //!
 //! Every mistake is reported as a [`syn::Error`] at the span of the offending token, with a
 //! message that says what to write instead.
@@ -645,15 +650,23 @@ fn parse_primary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
     ))
 }
 
+/// The derivative operators, expanded at parse time into weighted sums of taps.
+pub const DERIVATIVES: [&str; 3] = ["d2x", "d2z", "laplacian"];
+
 fn parse_call(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<Expr> {
     let name = id.to_string();
+    if DERIVATIVES.contains(&name.as_str()) {
+        return parse_derivative(input, scope, id);
+    }
     let Some(func) = Func::from_name(&name) else {
         let known: Vec<&str> = Func::ALL.iter().map(|f| f.name()).collect();
         return Err(syn::Error::new(
             id.span(),
             format!(
-                "unknown function `{name}`; the stencil DSL knows: {}",
-                known.join(", ")
+                "unknown function `{name}`; the stencil DSL knows: {}, and the derivative \
+                 operators {}",
+                known.join(", "),
+                DERIVATIVES.join(", ")
             ),
         ));
     };
@@ -689,6 +702,125 @@ fn parse_call(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<
         return Ok(Expr::Lit(func.eval(&values)));
     }
     Ok(Expr::Call(func, args))
+}
+
+/// `d2x(p, N)`, `d2z(p, N)`, `laplacian(p, N)`: second derivatives of field `p` of even
+/// order `N` (2 to 16), unscaled by `dh²`, as weighted sums of taps with Fornberg's weights
+/// ([`crate::fd`]). `d2x` runs along columns (`p[0, k]`), `d2z` along rows (`p[k, 0]`), and
+/// `laplacian` is `d2x + d2z`. Taps go from `-N/2` to `N/2`; a negative weight after the
+/// first tap becomes a subtraction, so `d2x(p, 4)` is exactly the paper's
+/// `-1/12 p[0,-2] + 4/3 p[0,-1] - 5/2 p[0,0] + 4/3 p[0,1] - 1/12 p[0,2]`.
+fn parse_derivative(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<Expr> {
+    let name = id.to_string();
+    let usage = format!("write `{name}(field, order)` with an `in` field and an even integer order from 2 to 16, e.g. `{name}(p, 8)`");
+    let content;
+    parenthesized!(content in input);
+    let field = content.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("`{name}` takes a field name first: {usage}"),
+        )
+    })?;
+    let fname = field.to_string();
+    let pi = match scope.param(&fname) {
+        Some(pi) => pi,
+        None => {
+            return Err(syn::Error::new(
+                field.span(),
+                format!(
+                "`{fname}` is not a declared field; add `{fname}: in` to the parameters ({usage})"
+            ),
+            ))
+        }
+    };
+    match scope.params[pi].param.kind {
+        ParamKind::Field(Access::In) => {}
+        ParamKind::Field(Access::InOut) => {
+            return Err(syn::Error::new(
+                field.span(),
+                format!("`{fname}` is `inout`: a derivative reads it at offsets, which would race with its own writes; pass the data as an `in` field"),
+            ))
+        }
+        ParamKind::Field(Access::Out) => {
+            return Err(syn::Error::new(
+                field.span(),
+                format!("`{fname}` is declared `out` and cannot be read; take the derivative of an `in` field"),
+            ))
+        }
+        ParamKind::Real | ParamKind::Index => {
+            return Err(syn::Error::new(
+                field.span(),
+                format!("`{fname}` is a scalar, not a field: {usage}"),
+            ))
+        }
+    }
+    if content.peek(syn::token::Bracket) {
+        return Err(syn::Error::new(
+            field.span(),
+            format!("give the field without an offset: `{name}({fname}, N)` is centred on the current point"),
+        ));
+    }
+    if !content.peek(Token![,]) {
+        return Err(syn::Error::new(
+            field.span(),
+            format!("`{name}` needs the space order after the field: {usage}"),
+        ));
+    }
+    content.parse::<Token![,]>()?;
+    let order_span = content.span();
+    if !content.peek(LitInt) {
+        return Err(syn::Error::new(
+            order_span,
+            format!("the order of `{name}` must be an integer literal (the stencil radius is fixed at compile time): {usage}"),
+        ));
+    }
+    let lit: LitInt = content.parse()?;
+    if !lit.suffix().is_empty() {
+        return Err(syn::Error::new(
+            lit.span(),
+            format!("write the order without a type suffix: {usage}"),
+        ));
+    }
+    let value: u64 = lit.base10_parse().map_err(|_| {
+        syn::Error::new(
+            lit.span(),
+            format!("the order is not a small integer: {usage}"),
+        )
+    })?;
+    let weights = crate::fd::central_second_derivative_f64(value)
+        .map_err(|e| syn::Error::new(lit.span(), format!("`{name}`: {e}")))?;
+    if content.peek(Token![,]) {
+        content.parse::<Token![,]>()?;
+    }
+    if !content.is_empty() {
+        return Err(content.error(format!(
+            "`{name}` takes two arguments, a field and an integer-literal order: {usage}"
+        )));
+    }
+    scope.params[pi].used = true;
+    let m = (weights.len() - 1) as i32;
+    let along = |axis: usize| -> Expr {
+        let mut sum: Option<Expr> = None;
+        for k in -m..=m {
+            let w = weights[k.unsigned_abs() as usize];
+            let mut offset = vec![0; NDIM];
+            offset[axis] = k;
+            let read = Expr::Read { field: pi, offset };
+            sum = Some(match sum {
+                None => binary(BinOp::Mul, Expr::Lit(w), read),
+                Some(acc) if w < 0.0 => {
+                    binary(BinOp::Sub, acc, binary(BinOp::Mul, Expr::Lit(-w), read))
+                }
+                Some(acc) => binary(BinOp::Add, acc, binary(BinOp::Mul, Expr::Lit(w), read)),
+            });
+        }
+        sum.unwrap_or(Expr::Lit(0.0))
+    };
+    Ok(match name.as_str() {
+        "d2x" => along(1),
+        "d2z" => along(0),
+        _ => binary(BinOp::Add, along(1), along(0)),
+    })
 }
 
 #[cfg(test)]
@@ -833,6 +965,86 @@ mod tests {
     fn rejects_reading_outputs_and_racy_inout() {
         assert!(err("fn f(o: out) { o[0,0] = o[0,0]; }").contains("declared `out`"));
         assert!(err("fn f(o: inout) { o[0,0] = o[0,1]; }").contains("race"));
+    }
+
+    #[test]
+    fn d2x_of_order_4_is_the_papers_fd_pxx() {
+        let hand = one(PXX);
+        let op = one("pub fn fd_pxx(pxx: out, p: in) { pxx[0, 0] = d2x(p, 4); }");
+        assert_eq!(op, hand);
+        let hand_z = one("fn f(o: out, p: in) { o[0, 0] = -1.0/12.0*p[-2,0] + 4.0/3.0*p[-1,0] - 5.0/2.0*p[0,0] + 4.0/3.0*p[1,0] - 1.0/12.0*p[2,0]; }");
+        assert_eq!(one("fn f(o: out, p: in) { o[0, 0] = d2z(p, 4); }"), hand_z);
+    }
+
+    #[test]
+    fn laplacian_is_d2x_plus_d2z() {
+        let lap = one("fn f(o: out, p: in) { o[0, 0] = laplacian(p, 6); }");
+        let sum = one("fn f(o: out, p: in) { o[0, 0] = d2x(p, 6) + d2z(p, 6); }");
+        assert_eq!(lap, sum);
+        assert_eq!(lap.radius(), 3);
+        assert_eq!(lap.halo(), vec![3, 3]);
+        // 2 × (7 taps: 7 multiplications + 6 additions) + 1 addition.
+        assert_eq!(lap.flops_per_point(), 27);
+        // Distinct taps: 7 along x and 7 along z sharing the centre.
+        assert_eq!(lap.taps().len(), 13);
+        assert_eq!(lap.bytes_per_point(4), 8);
+    }
+
+    #[test]
+    fn derivative_radius_flops_follow_the_order() {
+        for order in (2..=16).step_by(2) {
+            let s = one(&format!(
+                "fn f(o: out, p: in, q: in, k: real) {{ o[0, 0] = 2.0 * p[0, 0] - q[0, 0] + k * d2x(p, {order}); }}"
+            ));
+            assert_eq!(s.radius(), order / 2, "order {order}");
+            assert_eq!(s.halo(), vec![0, order / 2]);
+            // (order + 1) taps: order + 1 multiplications and order additions, plus 4.
+            assert_eq!(s.flops_per_point(), 2 * order + 1 + 4);
+            assert_eq!(s.taps().len(), order + 2);
+        }
+        // The weights are Fornberg's: order 8's outermost tap is -1/560.
+        let s = one("fn f(o: out, p: in) { o[0, 0] = d2x(p, 8); }");
+        let Stmt::Assign { value, .. } = &s.body[0] else {
+            panic!()
+        };
+        let mut lits = Vec::new();
+        value.walk(&mut |e| {
+            if let Expr::Lit(v) = e {
+                lits.push(*v)
+            }
+        });
+        assert_eq!(lits.first(), Some(&(-1.0 / 560.0)));
+        assert_eq!(lits.last(), Some(&(1.0 / 560.0))); // subtracted
+        assert_eq!(lits.len(), 9);
+    }
+
+    #[test]
+    fn rejects_bad_derivative_calls() {
+        let f = |body: &str| {
+            err(&format!(
+                "fn f(o: out, p: in, u: inout, k: real) {{ u[0, 0] = k; o[0, 0] = {body}; }}"
+            ))
+        };
+        for bad in ["0", "1", "3", "15", "17", "18"] {
+            let e = f(&format!("d2x(p, {bad})"));
+            assert!(
+                e.contains(&format!("space order {bad} is not supported"))
+                    && e.contains("even order from 2 to 16"),
+                "{e}"
+            );
+        }
+        assert!(f("d2z(p, k)").contains("integer literal"));
+        assert!(f("d2z(p, 4.0)").contains("integer literal"));
+        assert!(f("d2z(p, 2 + 2)").contains("two arguments"));
+        assert!(f("d2x(p, 4u8)").contains("suffix"));
+        assert!(f("d2x(p)").contains("needs the space order"));
+        assert!(f("d2x(p, 4, 6)").contains("two arguments"));
+        assert!(f("laplacian(q, 4)").contains("`q` is not a declared field"));
+        assert!(f("laplacian(o, 4)").contains("declared `out`"));
+        assert!(f("laplacian(u, 4)").contains("race"));
+        assert!(f("laplacian(k, 4)").contains("scalar, not a field"));
+        assert!(f("laplacian(p[0, 1], 4)").contains("without an offset"));
+        assert!(f("lapl(p, 4)").contains("derivative operators d2x, d2z, laplacian"));
     }
 
     #[test]

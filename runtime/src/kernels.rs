@@ -13,8 +13,15 @@
 //! with `c0 = -5/2`, `c1 = 4/3`, `c2 = -1/12`. `fd_step` fuses the last three into one
 //! pass (with `kv2 = (dt/dh)² v²` from `fd_kv2`, computed once). Each call is a generic function of the
 //! execution space; see [`fd_pxx`] for an example.
+//!
+//! Beyond the paper: the fused step exists for every even space order from 2 to 16
+//! (`fd_step_2`, `fd_step` (4), `fd_step_6`, ..., `fd_step_16`, written with the DSL's
+//! `laplacian(p, N)`, whose Fornberg weights kernels-gen computes; dispatch with
+//! [`fd_step_of_order`]); `inject_source` adds to the source point instead of setting it;
+//! `fd_absorb` damps the absorbing layer. The border that stays zero is the order's radius
+//! `N / 2`.
 
-use crate::stencil;
+use crate::{stencil, Error, ExecutionSpace, Real, Result, ScalarField};
 
 stencil! {
     /// Sets the pressure at the source point to `value` (the paper's `add_source`).
@@ -60,13 +67,108 @@ stencil! {
 
     /// The whole time step fused into one pass (16 compulsory bytes per point instead of the
     /// split kernels' 40): `pnew = 2 p - pold + kv2 (d²p/dx² + d²p/dz²)`, with `kv2` from
-    /// [`fd_kv2`]. Same arithmetic as `fd_pxx`, `fd_pzz` and `fd_time` in sequence.
+    /// [`fd_kv2`]. 4th order in space: `d2x(p, 4)` and `d2z(p, 4)` expand to exactly the
+    /// taps and arithmetic order of `fd_pxx` and `fd_pzz`, and the update is `fd_time`'s, so
+    /// the fused and split steps are bit-identical.
     pub fn fd_step(pnew: out, p: in, pold: in, kv2: in) {
-        let pxx = -1.0 / 12.0 * p[0, -2] + 4.0 / 3.0 * p[0, -1] - 5.0 / 2.0 * p[0, 0]
-            + 4.0 / 3.0 * p[0, 1] - 1.0 / 12.0 * p[0, 2];
-        let pzz = -1.0 / 12.0 * p[-2, 0] + 4.0 / 3.0 * p[-1, 0] - 5.0 / 2.0 * p[0, 0]
-            + 4.0 / 3.0 * p[1, 0] - 1.0 / 12.0 * p[2, 0];
+        let pxx = d2x(p, 4);
+        let pzz = d2z(p, 4);
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * (pxx + pzz);
+    }
+
+    /// [`fd_step`] at space order 2 (radius 1).
+    pub fn fd_step_2(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 2);
+    }
+
+    /// [`fd_step`] at space order 6 (radius 3).
+    pub fn fd_step_6(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 6);
+    }
+
+    /// [`fd_step`] at space order 8 (radius 4).
+    pub fn fd_step_8(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 8);
+    }
+
+    /// [`fd_step`] at space order 10 (radius 5).
+    pub fn fd_step_10(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 10);
+    }
+
+    /// [`fd_step`] at space order 12 (radius 6).
+    pub fn fd_step_12(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 12);
+    }
+
+    /// [`fd_step`] at space order 14 (radius 7).
+    pub fn fd_step_14(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 14);
+    }
+
+    /// [`fd_step`] at space order 16 (radius 8).
+    pub fn fd_step_16(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 16);
+    }
+
+    /// Adds `value` to the pressure at the source point (the additive source of
+    /// `--source-mode add`; the paper's [`add_source`] sets it instead).
+    #[at(iz, ix)]
+    pub fn inject_source(p: inout, value: real, iz: index, ix: index) {
+        p[0, 0] = p[0, 0] + value;
+    }
+
+    /// Damping of the absorbing layer, applied to the new field after the undamped step:
+    /// `pnew = (pnew + eta pold) / (1 + eta)`, with `eta = η dt / 2` (0 outside the layer,
+    /// where it leaves `pnew` unchanged). Together with the step this is the leapfrog
+    /// discretisation of `p_tt + η p_t = v² ∇²p` with a centred `p_t`.
+    pub fn fd_absorb(pnew: inout, pold: in, eta: in) {
+        pnew[0, 0] = (pnew[0, 0] + eta[0, 0] * pold[0, 0]) / (1.0 + eta[0, 0]);
+    }
+}
+
+/// The space orders with a fused step kernel: every even order from 2 to 16.
+pub const SPACE_ORDERS: [usize; 8] = [2, 4, 6, 8, 10, 12, 14, 16];
+
+/// The fused step kernel of each space order, as `(order, metadata)`.
+pub const FD_STEPS: &[(usize, crate::launch::StencilInfo)] = {
+    use crate::launch::Stencil;
+    &[
+        (2, FdStep2::INFO),
+        (4, FdStep::INFO),
+        (6, FdStep6::INFO),
+        (8, FdStep8::INFO),
+        (10, FdStep10::INFO),
+        (12, FdStep12::INFO),
+        (14, FdStep14::INFO),
+        (16, FdStep16::INFO),
+    ]
+};
+
+/// Runs the fused step of space order `order` ([`fd_step`] at 4, `fd_step_<order>`
+/// otherwise). An order without a kernel is an error naming the valid orders.
+pub fn fd_step_of_order<E: ExecutionSpace, T: Real>(
+    space: &E,
+    order: usize,
+    pnew: &mut ScalarField<E::Memory, T>,
+    p: &ScalarField<E::Memory, T>,
+    pold: &ScalarField<E::Memory, T>,
+    kv2: &ScalarField<E::Memory, T>,
+) -> Result<()> {
+    match order {
+        2 => fd_step_2(space, pnew, p, pold, kv2),
+        4 => fd_step(space, pnew, p, pold, kv2),
+        6 => fd_step_6(space, pnew, p, pold, kv2),
+        8 => fd_step_8(space, pnew, p, pold, kv2),
+        10 => fd_step_10(space, pnew, p, pold, kv2),
+        12 => fd_step_12(space, pnew, p, pold, kv2),
+        14 => fd_step_14(space, pnew, p, pold, kv2),
+        16 => fd_step_16(space, pnew, p, pold, kv2),
+        _ => Err(Error::invalid(
+            "space order",
+            order,
+            "use an even order from 2 to 16 (2, 4, 6, ..., 16)",
+        )),
     }
 }
 
@@ -80,5 +182,14 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         FdTime::INFO,
         FdKv2::INFO,
         FdStep::INFO,
+        InjectSource::INFO,
+        FdAbsorb::INFO,
+        FdStep2::INFO,
+        FdStep6::INFO,
+        FdStep8::INFO,
+        FdStep10::INFO,
+        FdStep12::INFO,
+        FdStep14::INFO,
+        FdStep16::INFO,
     ]
 };

@@ -58,7 +58,9 @@ pub mod io;
 pub mod kernels;
 pub mod launch;
 pub mod memory;
+pub mod model;
 mod real;
+pub mod receivers;
 pub mod wave;
 
 pub use device::{Cuda, Hip, MemSpaceCuda, MemSpaceHip};

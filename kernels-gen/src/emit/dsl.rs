@@ -2,7 +2,7 @@
 //! metadata embedded in each generated stencil and by `ppwave gen`; parsing the printed text
 //! gives back the same IR.
 
-use crate::ir::{BinOp, Domain, Expr, ParamKind, Stencil, Stmt};
+use crate::ir::{Domain, Expr, ParamKind, Stencil, Stmt};
 
 fn prec(e: &Expr) -> u8 {
     match e {
@@ -42,7 +42,8 @@ pub fn expr(s: &Stencil, e: &Expr) -> String {
         Expr::Neg(a) => format!("-{}", wrap(a, prec(a) < 4)),
         Expr::Binary(op, a, b) => {
             let p = op.precedence();
-            let rn = prec(b) < p || (prec(b) == p && matches!(op, BinOp::Sub | BinOp::Div));
+            // Floating-point `+` and `*` are not associative: keep the IR's grouping.
+            let rn = prec(b) <= p;
             format!("{} {} {}", wrap(a, prec(a) < p), op.symbol(), wrap(b, rn))
         }
         Expr::Call(f, args) => {

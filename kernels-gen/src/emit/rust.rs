@@ -10,7 +10,7 @@
 //!
 //! The generated code refers to the runtime crate as `::ppstencil`.
 
-use crate::ir::{Access, BinOp, Domain, Expr, ParamKind, Stencil, Stmt, Tap};
+use crate::ir::{Access, Domain, Expr, ParamKind, Stencil, Stmt, Tap};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -88,8 +88,9 @@ fn expr(s: &Stencil, e: &Expr) -> TokenStream {
         Expr::Binary(op, a, b) => {
             let p = op.precedence();
             let left = paren_if(s, a, prec(a) < p);
-            let right_needs =
-                prec(b) < p || (prec(b) == p && matches!(op, BinOp::Sub | BinOp::Div));
+            // Floating-point `+` and `*` are not associative: a right operand of equal
+            // precedence keeps its parentheses, so the code rounds as the IR says.
+            let right_needs = prec(b) <= p;
             let right = paren_if(s, b, right_needs);
             let sym: TokenStream = op.symbol().parse().unwrap_or_default();
             quote!(#left #sym #right)
