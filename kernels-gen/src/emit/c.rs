@@ -32,7 +32,7 @@
 //! with floating-point contraction off (`-ffp-contract=off`, `--fmad=false`) a kernel computes
 //! bit for bit what the serial backend computes.
 
-use crate::ir::{Access, BinOp, Domain, Expr, Func, Stencil, Stmt};
+use crate::ir::{Access, Domain, Expr, Func, Stencil, Stmt};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -273,7 +273,7 @@ fn expr(s: &Stencil, n: &Names, e: &Expr, cty: &str) -> String {
         Expr::Neg(a) => format!("-{}", wrap(a, prec(a) < 4)),
         Expr::Binary(op, a, b) => {
             let p = op.precedence();
-            let rn = prec(b) < p || (prec(b) == p && matches!(op, BinOp::Sub | BinOp::Div));
+            let rn = prec(b) <= p;
             format!("{} {} {}", wrap(a, prec(a) < p), op.symbol(), wrap(b, rn))
         }
         Expr::Call(f, args) => {
