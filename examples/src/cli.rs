@@ -1,8 +1,10 @@
 //! Command-line arguments of `ppwave` (clap derive).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use ppstencil::wave::Layer;
+use ppstencil::receivers::ReceiverLine;
+use ppstencil::wave::{Layer, SourceMode};
 use ppstencil::{Kernels, WaveConfig};
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// ppwave: a 2D acoustic wave simulator on performance-portable stencils.
@@ -20,8 +22,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run a simulation and write the final wavefield, the velocity model, an image and
-    /// run.json into --out.
+    /// Run a simulation and write the final wavefield, the velocity model, images, the
+    /// receivers' seismogram, snapshots and run.json into --out.
     Run(RunArgs),
     /// Print the code generated for the acoustic kernels.
     Gen(GenArgs),
@@ -30,7 +32,8 @@ pub enum Command {
 }
 
 /// Where `ppwave run` runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// One thread, the reference.
     Serial,
@@ -55,7 +58,8 @@ impl Backend {
 }
 
 /// Which kernels make up a time step (`WaveConfig::kernels`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum KernelsArg {
     /// The paper's four kernels: add_source, fd_pzz, fd_pxx, fd_time.
     Split,
@@ -72,82 +76,352 @@ impl From<KernelsArg> for Kernels {
     }
 }
 
-/// Arguments of `ppwave run`. Every default is the paper's value. A flag given twice takes
-/// the last value (except --layer, which accumulates); negative numbers are accepted by the
-/// parser so that the range checks can say what is valid.
-#[derive(Args, Debug, Clone)]
-#[command(args_override_self = true, allow_negative_numbers = true)]
-pub struct RunArgs {
-    /// Execution space.
-    #[arg(long, value_enum, default_value_t = Backend::Rayon)]
-    pub backend: Backend,
-    /// Rows (depth samples).
-    #[arg(long, default_value_t = WaveConfig::paper().nz)]
-    pub nz: usize,
-    /// Columns (horizontal samples).
-    #[arg(long, default_value_t = WaveConfig::paper().nx)]
-    pub nx: usize,
-    /// Time steps.
-    #[arg(long, default_value_t = WaveConfig::paper().nt)]
-    pub nt: usize,
-    /// Time step in seconds.
-    #[arg(long, default_value_t = WaveConfig::paper().dt)]
-    pub dt: f64,
-    /// Grid spacing in metres.
-    #[arg(long, default_value_t = WaveConfig::paper().dh)]
-    pub dh: f64,
-    /// Source row.
-    #[arg(long, default_value_t = WaveConfig::paper().src_z)]
-    pub src_z: usize,
-    /// Source column.
-    #[arg(long, default_value_t = WaveConfig::paper().src_x)]
-    pub src_x: usize,
-    /// Peak frequency of the Ricker wavelet in Hz.
-    #[arg(long, default_value_t = WaveConfig::paper().fpeak)]
-    pub fpeak: f64,
-    /// Background velocity in m/s.
-    #[arg(long, default_value_t = WaveConfig::paper().vmin)]
-    pub vmin: f64,
-    /// Rows [Z0, Z1) get velocity V (m/s); repeat for several layers, applied in order.
-    /// Any --layer replaces the paper's layers (750:1125:3000 and 1125:1751:4800).
-    #[arg(long = "layer", value_name = "Z0:Z1:V", value_parser = parse_layer)]
-    pub layers: Vec<Layer>,
-    /// Split (the paper's four kernels) or fused time step.
-    #[arg(long, value_enum, default_value_t = KernelsArg::Fused)]
-    pub kernels: KernelsArg,
-    /// Threads of the rayon pool (1 to 4096; default: one per core). Only with --backend rayon.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Output directory (created if missing; existing output files are replaced).
-    #[arg(long, default_value = "ppwave-out")]
-    pub out: PathBuf,
+/// How the source enters the wavefield (`WaveConfig::source_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceModeArg {
+    /// The paper's: the source point is set to the (undelayed) Ricker wavelet before each step.
+    Set,
+    /// A Ricker wavelet delayed by --source-delay is added after each step, as a physical
+    /// point source.
+    Add,
 }
 
+impl From<SourceModeArg> for SourceMode {
+    fn from(m: SourceModeArg) -> SourceMode {
+        match m {
+            SourceModeArg::Set => SourceMode::Set,
+            SourceModeArg::Add => SourceMode::Add,
+        }
+    }
+}
+
+/// The floating-point type of the simulation (and of the .npy files it writes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// 32-bit floats (the paper's): float32 .npy files.
+    F32,
+    /// 64-bit floats: float64 .npy files.
+    F64,
+}
+
+impl Precision {
+    /// `"f32"` or `"f64"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+}
+
+/// Arguments of `ppwave run`, and equally the keys of its `--config` TOML file (one key per
+/// flag, same names: `space-order = 8`, `layer = ["750:1125:3000"]`). Every option is
+/// optional here: a flag overrides the file, the file overrides the default (the paper's
+/// value, listed in each option's help). A flag given twice takes the last value (except
+/// --layer and --receivers, which accumulate); negative numbers are accepted by the parser so
+/// that the range checks can say what is valid.
+#[derive(Args, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[command(args_override_self = true, allow_negative_numbers = true)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct RunArgs {
+    /// A TOML file of options, one key per flag with the flag's name (e.g. `nz = 300`,
+    /// `space-order = 8`, `layer = ["150:300:3000"]`); flags given here override it. Paths in
+    /// it are relative to the file's directory. An out/run.json's "config" object holds the
+    /// same keys, so a run can be repeated from it.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+    /// Execution space [default: rayon].
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend: Option<Backend>,
+    /// Rows (depth samples) [default: 1751, or the --velocity model's].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nz: Option<usize>,
+    /// Columns (horizontal samples) [default: 5001, or the --velocity model's].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nx: Option<usize>,
+    /// Time steps [default: 4001].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nt: Option<usize>,
+    /// Time step in seconds [default: 0.0002].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dt: Option<f64>,
+    /// Grid spacing in metres [default: 3].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dh: Option<f64>,
+    /// Source row [default: 625].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src_z: Option<usize>,
+    /// Source column [default: 2500].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src_x: Option<usize>,
+    /// Peak frequency of the Ricker wavelet in Hz [default: 10].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fpeak: Option<f64>,
+    /// Background velocity in m/s (unused with --velocity) [default: 1500].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vmin: Option<f64>,
+    /// Rows [Z0, Z1) get velocity V (m/s); repeat for several layers, applied in order on top
+    /// of the background. Any --layer replaces the paper's layers (750:1125:3000 and
+    /// 1125:1751:4800, used only without --velocity).
+    #[arg(long = "layer", value_name = "Z0:Z1:V", value_parser = parse_layer)]
+    #[serde(
+        rename = "layer",
+        skip_serializing_if = "Option::is_none",
+        with = "text_list"
+    )]
+    pub layers: Option<Vec<Layer>>,
+    /// Split (the paper's four kernels, order 4 only) or fused time step [default: fused].
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<KernelsArg>,
+    /// Space order of the finite differences: even, 2 to 16 [default: 4, the paper's]. The
+    /// stability (CFL) limit falls with the order (0.612 at 4, 0.54 at 8, 0.50 at 16).
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub space_order: Option<usize>,
+    /// Absorbing layer of N cells on every side, inside the grid [default: 0: the paper's
+    /// rigid border]. 2 to 3 peak wavelengths wide absorb best (about -30 dB).
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub absorb: Option<usize>,
+    /// How the source enters [default: set, the paper's].
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_mode: Option<SourceModeArg>,
+    /// Delay of the additive source's Ricker peak, in seconds [default: 1.5 / fpeak]. Only
+    /// with --source-mode add.
+    #[arg(long, value_name = "S")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_delay: Option<f64>,
+    /// A line of receivers: row Z, columns X0, X0+STEP, ... up to X1; repeatable. The traces
+    /// are written as seismogram.npy (nt x nrec) and seismogram.png.
+    #[arg(long = "receivers", value_name = "Z:X0:X1:STEP", value_parser = parse_receivers)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "text_list")]
+    pub receivers: Option<Vec<ReceiverLine>>,
+    /// A text file of receiver positions, one `z x` (row, column) pair per line; `#` starts a
+    /// comment. Recorded after the --receivers lines.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver_file: Option<PathBuf>,
+    /// A 2D float32/float64 .npy velocity model in m/s; its shape sets --nz and --nx. The
+    /// paper's default layers do not apply; --layer still does, on top.
+    #[arg(long, value_name = "FILE.npy")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub velocity: Option<PathBuf>,
+    /// Write the wavefield every K steps as snapshots/NNNNN.npy and .png (NNNNN: the step).
+    #[arg(long, value_name = "K")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_every: Option<usize>,
+    /// Floating-point type of the simulation and of the .npy files [default: f32].
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
+    /// Threads of the rayon pool (1 to 4096) [default: one per core]. Only with --backend
+    /// rayon.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    /// Output directory, created if missing; existing output files are replaced
+    /// [default: ppwave-out].
+    #[arg(long, value_name = "DIR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out: Option<PathBuf>,
+}
+
+/// The keys of a `--config` file, with the type each expects (for error messages).
+pub const CONFIG_KEYS: &[(&str, &str)] = &[
+    ("backend", "one of \"serial\", \"rayon\", \"cuda\", \"hip\""),
+    ("nz", "a whole number (rows)"),
+    ("nx", "a whole number (columns)"),
+    ("nt", "a whole number (time steps)"),
+    ("dt", "a number (seconds)"),
+    ("dh", "a number (metres)"),
+    ("src-z", "a whole number (row)"),
+    ("src-x", "a whole number (column)"),
+    ("fpeak", "a number (Hz)"),
+    ("vmin", "a number (m/s)"),
+    (
+        "layer",
+        "an array of \"Z0:Z1:V\" strings, e.g. [\"750:1125:3000\"]",
+    ),
+    ("kernels", "one of \"split\", \"fused\""),
+    ("space-order", "a whole number (even, 2 to 16)"),
+    ("absorb", "a whole number (cells)"),
+    ("source-mode", "one of \"set\", \"add\""),
+    ("source-delay", "a number (seconds)"),
+    (
+        "receivers",
+        "an array of \"Z:X0:X1:STEP\" strings, e.g. [\"10:0:500:5\"]",
+    ),
+    ("receiver-file", "a string (a path)"),
+    ("velocity", "a string (a path to a .npy file)"),
+    ("snapshot-every", "a whole number (steps)"),
+    ("precision", "one of \"f32\", \"f64\""),
+    ("threads", "a whole number (1 to 4096)"),
+    ("out", "a string (a directory path)"),
+];
+
 impl RunArgs {
-    /// The simulation parameters these arguments describe.
+    /// These options with `file`'s filling every option not given here (flags override the
+    /// config file; a list flag replaces the file's whole list).
+    pub fn over(&self, file: RunArgs) -> RunArgs {
+        macro_rules! pick {
+            ($($f:ident),*) => { RunArgs { config: self.config.clone(), $($f: self.$f.clone().or(file.$f),)* } };
+        }
+        pick!(
+            backend,
+            nz,
+            nx,
+            nt,
+            dt,
+            dh,
+            src_z,
+            src_x,
+            fpeak,
+            vmin,
+            layers,
+            kernels,
+            space_order,
+            absorb,
+            source_mode,
+            source_delay,
+            receivers,
+            receiver_file,
+            velocity,
+            snapshot_every,
+            precision,
+            threads,
+            out
+        )
+    }
+
+    /// The simulation parameters these options describe, without the data read from files
+    /// (`--velocity`, `--receiver-file`; see `run::plan`): every unset option takes the
+    /// paper's value, and the paper's layers apply unless `--layer` or `--velocity` is given.
     pub fn config(&self) -> WaveConfig {
         let paper = WaveConfig::paper();
-        // `..paper` keeps this compiling (with the paper's values) when WaveConfig gains fields.
-        #[allow(clippy::needless_update)]
+        let layers = match (&self.layers, &self.velocity) {
+            (Some(l), _) => l.clone(),
+            (None, Some(_)) => Vec::new(),
+            (None, None) => paper.layers.clone(),
+        };
+        let receivers = self
+            .receivers
+            .iter()
+            .flatten()
+            .flat_map(ReceiverLine::positions)
+            .collect();
         WaveConfig {
-            nz: self.nz,
-            nx: self.nx,
-            nt: self.nt,
-            dt: self.dt,
-            dh: self.dh,
-            src_z: self.src_z,
-            src_x: self.src_x,
-            fpeak: self.fpeak,
-            vmin: self.vmin,
-            layers: if self.layers.is_empty() {
-                paper.layers.clone()
-            } else {
-                self.layers.clone()
-            },
-            kernels: self.kernels.into(),
+            nz: self.nz.unwrap_or(paper.nz),
+            nx: self.nx.unwrap_or(paper.nx),
+            nt: self.nt.unwrap_or(paper.nt),
+            dt: self.dt.unwrap_or(paper.dt),
+            dh: self.dh.unwrap_or(paper.dh),
+            src_z: self.src_z.unwrap_or(paper.src_z),
+            src_x: self.src_x.unwrap_or(paper.src_x),
+            fpeak: self.fpeak.unwrap_or(paper.fpeak),
+            vmin: self.vmin.unwrap_or(paper.vmin),
+            layers,
+            kernels: self.kernels.map_or(paper.kernels, Kernels::from),
+            space_order: self.space_order.unwrap_or(paper.space_order),
+            absorb: self.absorb.unwrap_or(paper.absorb),
+            source_mode: self.source_mode.map_or(paper.source_mode, SourceMode::from),
+            source_delay: self.source_delay,
+            receivers,
+            snapshot_every: self.snapshot_every,
             ..paper
         }
     }
+
+    /// The backend (default rayon).
+    pub fn backend(&self) -> Backend {
+        self.backend.unwrap_or(Backend::Rayon)
+    }
+
+    /// The precision (default f32).
+    pub fn precision(&self) -> Precision {
+        self.precision.unwrap_or(Precision::F32)
+    }
+
+    /// The output directory (default `ppwave-out`).
+    pub fn out(&self) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("ppwave-out"))
+    }
+}
+
+/// A value written as text on the command line and in config files (`Z0:Z1:V`,
+/// `Z:X0:X1:STEP`).
+pub trait TextArg: Sized {
+    /// Parses the text; the error says the expected format.
+    fn parse_text(s: &str) -> Result<Self, String>;
+    /// The text that parses back to this value.
+    fn to_text(&self) -> String;
+}
+
+impl TextArg for Layer {
+    fn parse_text(s: &str) -> Result<Self, String> {
+        parse_layer(s)
+    }
+    fn to_text(&self) -> String {
+        format!("{}:{}:{}", self.z0, self.z1, self.velocity)
+    }
+}
+
+impl TextArg for ReceiverLine {
+    fn parse_text(s: &str) -> Result<Self, String> {
+        parse_receivers(s)
+    }
+    fn to_text(&self) -> String {
+        format!("{}:{}:{}:{}", self.z, self.x0, self.x1, self.step)
+    }
+}
+
+/// Serde for `Option<Vec<T: TextArg>>` as an array of strings.
+mod text_list {
+    use super::TextArg;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer, T: TextArg>(
+        v: &Option<Vec<T>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let texts: Vec<String> = v.iter().flatten().map(TextArg::to_text).collect();
+        s.collect_seq(texts)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: TextArg>(
+        d: D,
+    ) -> Result<Option<Vec<T>>, D::Error> {
+        let texts = Vec::<String>::deserialize(d)?;
+        texts
+            .iter()
+            .map(|t| T::parse_text(t).map_err(serde::de::Error::custom))
+            .collect::<Result<Vec<T>, _>>()
+            .map(Some)
+    }
+}
+
+/// Parses `Z:X0:X1:STEP` (a line of receivers); the grid check happens in `run::plan`.
+pub fn parse_receivers(s: &str) -> Result<ReceiverLine, String> {
+    s.parse::<ReceiverLine>().map_err(|e| match e {
+        ppstencil::Error::InvalidParameter { valid, .. } => valid,
+        other => other.to_string(),
+    })
 }
 
 /// Parses `Z0:Z1:V` (a layer: rows `[Z0, Z1)` get velocity `V`). Range checks against the
@@ -241,8 +515,9 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(args.config(), WaveConfig::paper());
-        assert_eq!(args.backend, Backend::Rayon);
-        assert_eq!(args.out, PathBuf::from("ppwave-out"));
+        assert_eq!(args.backend(), Backend::Rayon);
+        assert_eq!(args.precision(), Precision::F32);
+        assert_eq!(args.out(), PathBuf::from("ppwave-out"));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod config;
 pub mod gen;
 pub mod output;
 pub mod run;

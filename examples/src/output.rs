@@ -3,7 +3,7 @@
 
 use crate::BadInput;
 use anyhow::Context;
-use ppstencil::HostField;
+use ppstencil::{HostField, Real};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -48,6 +48,27 @@ impl OutputDir {
                 "the directory is not writable; choose a writable path".into(),
             )));
         }
+        // The probe is ours; failing to remove it is harmless.
+        let _ = std::fs::remove_file(&probe);
+        Ok(dir)
+    }
+
+    /// Creates the subdirectory `name` (if missing) and probes that a file can be written in
+    /// it; a directory created here is removed again by [`abandon`](Self::abandon) when empty.
+    pub fn subdir(&mut self, name: &str) -> anyhow::Result<PathBuf> {
+        let dir = self.path.join(name);
+        let bad = |what: &str| BadInput(format!("--out {}: {what}", dir.display()));
+        if dir.exists() && !dir.is_dir() {
+            return Err(
+                bad("exists and is not a directory; move it away or choose another --out").into(),
+            );
+        }
+        if !dir.exists() {
+            std::fs::create_dir(&dir).context(bad("cannot create the directory"))?;
+            self.created.insert(0, dir.clone());
+        }
+        let probe = dir.join(format!(".ppwave-probe-{}", std::process::id()));
+        std::fs::write(&probe, b"probe").context(bad("the directory is not writable"))?;
         // The probe is ours; failing to remove it is harmless.
         let _ = std::fs::remove_file(&probe);
         Ok(dir)
@@ -120,10 +141,10 @@ pub fn seismic(t: f32) -> [u8; 3] {
 
 /// Percentile (0..=100) of the |values| that are not zero: the image's clip level, so a wave
 /// that fills only part of the grid is still visible. 1.0 for an all-zero field.
-pub fn clip_level(values: &[f32], percentile: f64) -> f32 {
+pub fn clip_level<T: Real>(values: &[T], percentile: f64) -> f32 {
     let mut mags: Vec<f32> = values
         .iter()
-        .map(|v| v.abs())
+        .map(|v| v.to_f64().abs() as f32)
         .filter(|&m| m > 0.0 && m.is_finite())
         .collect();
     if mags.is_empty() {
@@ -138,31 +159,42 @@ pub fn clip_level(values: &[f32], percentile: f64) -> f32 {
 /// The largest image side before `ppwave` downsamples.
 pub const MAX_IMAGE_SIDE: usize = 4096;
 
-/// Writes `field` as an RGB PNG, one pixel per grid point (rows = depth, downwards), coloured
-/// with [`seismic`] and clipped at the 99th percentile of the non-zero |p|. A grid with a side
-/// above [`MAX_IMAGE_SIDE`] is reduced by a whole factor, each pixel showing the largest-|p|
-/// point of its block. Returns the clip level.
-pub fn write_png(path: &Path, field: &HostField<f32>) -> anyhow::Result<f32> {
-    let (nz, nx) = field.shape();
-    let clip = clip_level(field.as_slice(), 99.0);
-    let step = nz.max(nx).div_ceil(MAX_IMAGE_SIDE).max(1);
-    let (h, w) = (nz.div_ceil(step), nx.div_ceil(step));
-    let data = field.as_slice();
-    let mut rgb = Vec::with_capacity(h * w * 3);
+/// The `h × w` image of an `nz × nx` row-major array reduced by whole factors `sz` (rows) and
+/// `sx` (columns): each pixel is the value of largest magnitude of its block, as f32.
+fn reduce<T: Real>(
+    data: &[T],
+    nz: usize,
+    nx: usize,
+    sz: usize,
+    sx: usize,
+) -> (usize, usize, Vec<f32>) {
+    let (h, w) = (nz.div_ceil(sz), nx.div_ceil(sx));
+    let mut out = Vec::with_capacity(h * w);
     for bz in 0..h {
         for bx in 0..w {
             let mut v = 0.0f32;
-            for z in bz * step..((bz + 1) * step).min(nz) {
-                for x in bx * step..((bx + 1) * step).min(nx) {
-                    let p = data[z * nx + x];
+            for z in bz * sz..((bz + 1) * sz).min(nz) {
+                for x in bx * sx..((bx + 1) * sx).min(nx) {
+                    let p = data[z * nx + x].to_f64() as f32;
                     if p.abs() > v.abs() {
                         v = p;
                     }
                 }
             }
-            rgb.extend_from_slice(&seismic(v / clip));
+            out.push(v);
         }
     }
+    (h, w, out)
+}
+
+/// Writes 8-bit pixels (`channels` 1: gray, 3: RGB) of a `w × h` image.
+fn encode(
+    path: &Path,
+    w: usize,
+    h: usize,
+    color: png::ColorType,
+    pixels: &[u8],
+) -> anyhow::Result<()> {
     let ctx = || format!("{}: cannot write the PNG image", path.display());
     let file = File::create(path).with_context(ctx)?;
     let too_big = || format!("{}: image {w} x {h} is too large", path.display());
@@ -171,11 +203,59 @@ pub fn write_png(path: &Path, field: &HostField<f32>) -> anyhow::Result<f32> {
         u32::try_from(w).ok().with_context(too_big)?,
         u32::try_from(h).ok().with_context(too_big)?,
     );
-    enc.set_color(png::ColorType::Rgb);
+    enc.set_color(color);
     enc.set_depth(png::BitDepth::Eight);
     let mut writer = enc.write_header().with_context(ctx)?;
-    writer.write_image_data(&rgb).with_context(ctx)?;
+    writer.write_image_data(pixels).with_context(ctx)?;
     writer.finish().with_context(ctx)?;
+    Ok(())
+}
+
+/// Writes `field` as an RGB PNG, one pixel per grid point (rows = depth, downwards), coloured
+/// with [`seismic`] and clipped at the 99th percentile of the non-zero |p|. A grid with a side
+/// above [`MAX_IMAGE_SIDE`] is reduced by a whole factor, each pixel showing the largest-|p|
+/// point of its block. Returns the clip level.
+pub fn write_png<T: Real>(path: &Path, field: &HostField<T>) -> anyhow::Result<f32> {
+    let (nz, nx) = field.shape();
+    let step = nz.max(nx).div_ceil(MAX_IMAGE_SIDE).max(1);
+    let (h, w, values) = reduce(field.as_slice(), nz, nx, step, step);
+    let clip = clip_level(field.as_slice(), 99.0);
+    let rgb: Vec<u8> = values.iter().flat_map(|&v| seismic(v / clip)).collect();
+    encode(path, w, h, png::ColorType::Rgb, &rgb)?;
+    Ok(clip)
+}
+
+/// Narrowest shot-gather image: narrower gathers are widened by a whole factor.
+pub const MIN_GATHER_WIDTH: usize = 400;
+
+/// The gray level of a trace sample over the clip level: white (-1) → mid-gray (0) → black
+/// (+1), the usual variable-density display.
+pub fn gray(t: f32) -> u8 {
+    let t = if t.is_nan() { 0.0 } else { t.clamp(-1.0, 1.0) };
+    (127.5 * (1.0 - t)).round() as u8
+}
+
+/// Writes a seismogram (`nt × nrec`, time down) as a gray-scale shot gather, one column per
+/// receiver, clipped at the 99th percentile of the non-zero |samples| so the later, weaker
+/// arrivals show. More than [`MAX_IMAGE_SIDE`] time samples or receivers are reduced by a
+/// whole factor (largest |sample| of each block); a gather narrower than
+/// [`MIN_GATHER_WIDTH`] or than half its height is widened by repeating each column a whole
+/// number of times. Returns the clip level.
+pub fn write_gather_png<T: Real>(path: &Path, traces: &HostField<T>) -> anyhow::Result<f32> {
+    let (nt, nrec) = traces.shape();
+    let sz = nt.div_ceil(MAX_IMAGE_SIDE).max(1);
+    let sx = nrec.div_ceil(MAX_IMAGE_SIDE).max(1);
+    let (h, w, values) = reduce(traces.as_slice(), nt, nrec, sz, sx);
+    let clip = clip_level(traces.as_slice(), 99.0);
+    let target = MIN_GATHER_WIDTH.max(h / 2).min(MAX_IMAGE_SIDE);
+    let widen = target.div_ceil(w).max(1);
+    let mut pixels = Vec::with_capacity(h * w * widen);
+    for row in values.chunks(w) {
+        for &v in row {
+            pixels.extend(std::iter::repeat_n(gray(v / clip), widen));
+        }
+    }
+    encode(path, w * widen, h, png::ColorType::Grayscale, &pixels)?;
     Ok(clip)
 }
 

@@ -1,23 +1,38 @@
-//! `ppwave run`: validate everything, run the simulation on the chosen backend, write the
-//! outputs.
+//! `ppwave run`: merge the flags with the `--config` file, read the input files, validate
+//! everything, run the simulation on the chosen backend and precision, write the outputs.
 
-use crate::cli::{Backend, RunArgs};
-use crate::output::{write_png, OutputDir};
+use crate::cli::{Backend, Precision, RunArgs, TextArg};
+use crate::output::{write_gather_png, write_png, OutputDir};
 use crate::BadInput;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use ppstencil::wave::{cfl_limit, RunStats};
-use ppstencil::{io, ExecutionSpace, HostField, Rayon, Serial, WaveConfig, WaveSimulator};
+use ppstencil::model::VelocityModel;
+use ppstencil::wave::{cfl_limit_for, RunStats};
+use ppstencil::{io, ExecutionSpace, HostField, Rayon, Real, Serial, WaveConfig, WaveSimulator};
+use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What a successful run produced.
 #[derive(Debug)]
 pub struct RunSummary {
-    /// The files written, in order: wavefield.npy, velocity.npy, wavefield.png, run.json.
+    /// The files written, in order (snapshots first, then wavefield.npy, velocity.npy,
+    /// wavefield.png, seismogram.npy and .png with receivers, run.json).
     pub files: Vec<PathBuf>,
     /// Timing of the time loop.
     pub stats: RunStats,
+}
+
+/// Everything a run needs, checked: the effective options and the simulation parameters.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The effective options: the flags over the config file, every default filled in and
+    /// every path absolute. Written to run.json as `"config"` (it is a valid config file).
+    pub options: RunArgs,
+    /// The simulation's parameters (the velocity model and receivers read in).
+    pub config: WaveConfig,
+    /// Options whose value came from the config file (named in error messages).
+    pub from_file: BTreeSet<&'static str>,
 }
 
 /// The flag a library parameter name corresponds to.
@@ -35,6 +50,13 @@ fn flag_for(name: &str) -> Option<&'static str> {
         "src-x" => "--src-x",
         "layer" => "--layer",
         "threads" => "--threads",
+        "space order" => "--space-order",
+        "absorb" => "--absorb",
+        "source delay" => "--source-delay",
+        "source mode" => "--source-mode",
+        "snapshot interval" => "--snapshot-every",
+        "receiver" | "receivers" => "--receivers",
+        "velocity" | "velocity model" | "velocity model shape" => "--velocity",
         _ => return None,
     })
 }
@@ -53,58 +75,236 @@ pub fn flag_error(e: ppstencil::Error) -> anyhow::Error {
     }
 }
 
-/// Checks the arguments, runs the simulation on `--backend` and writes the outputs into
-/// `--out`. Nothing is written unless the run succeeds.
-pub fn run(args: &RunArgs) -> anyhow::Result<RunSummary> {
-    let config = args.config();
+/// Adds "(`key` is set in --config FILE)" to a one-message flag error whose option came
+/// from the config file rather than the command line.
+fn with_origin(
+    e: anyhow::Error,
+    from_file: &BTreeSet<&'static str>,
+    config: &Option<PathBuf>,
+) -> anyhow::Error {
+    let Some(path) = config else { return e };
+    if e.chain().count() > 1 {
+        return e;
+    }
+    let text = e.to_string();
+    let key = from_file.iter().find(|k| {
+        let flag = format!("invalid --{k}");
+        text.starts_with(&format!("{flag} ")) || text.starts_with(&format!("{flag}:"))
+    });
+    match key {
+        Some(k) => BadInput(format!(
+            "{text} (`{k}` is set in --config {})",
+            path.display()
+        ))
+        .into(),
+        None => e,
+    }
+}
+
+/// Absolute form of `p` (relative to the current directory), without touching the disk.
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Merges the flags with `--config`, reads `--velocity` and `--receiver-file`, fills in the
+/// defaults and checks every parameter: everything that can be checked before running.
+pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
+    let file = match &args.config {
+        Some(path) => crate::config::load(path)?,
+        None => RunArgs::default(),
+    };
+    let file_json = serde_json::to_value(&file)?;
+    let mut o = args.over(file);
+    let cli_json = serde_json::to_value(args)?;
+    let from_file: BTreeSet<&'static str> = crate::cli::CONFIG_KEYS
+        .iter()
+        .map(|(k, _)| *k)
+        .filter(|k| file_json.get(k).is_some() && cli_json.get(k).is_none())
+        .collect();
+    let origin = |e: anyhow::Error| with_origin(e, &from_file, &args.config);
+
+    // The velocity model sets the grid.
+    let model = match &o.velocity {
+        Some(path) => {
+            let shown = path.display();
+            let field: HostField<f64> = io::read_npy(path).map_err(|e| {
+                origin(BadInput(format!("invalid --velocity: {e}; give a 2D float32 or float64 .npy file of velocities in m/s")).into())
+            })?;
+            let (nz, nx) = field.shape();
+            let model = VelocityModel::new(nz, nx, field.into_vec()).map_err(|e| {
+                origin(flag_error(e).context(BadInput(format!(
+                    "--velocity {shown}: the model has a bad value"
+                ))))
+            })?;
+            for (flag, given, has) in [("--nz", o.nz, nz), ("--nx", o.nx, nx)] {
+                if let Some(given) = given.filter(|&g| g != has) {
+                    let e: anyhow::Error = BadInput(format!(
+                        "invalid {flag} = {given}: the --velocity model {shown} is {nz} x {nx} and its shape sets the grid; drop {flag} (or give {has})"
+                    ))
+                    .into();
+                    return Err(origin(e));
+                }
+            }
+            o.nz = Some(nz);
+            o.nx = Some(nx);
+            o.velocity = Some(absolute(path));
+            Some(model)
+        }
+        None => None,
+    };
+    let mut config = o.config();
+    if let Some(m) = model {
+        config.set_velocity_model(m);
+    }
+    let (nz, nx) = (config.nz, config.nx);
+
+    // Receivers: each line, then the file, must lie in the grid.
+    for line in o.receivers.iter().flatten() {
+        if line.z >= nz || line.x1 >= nx {
+            return Err(origin(
+                BadInput(format!(
+                    "invalid --receivers = {}: receivers must lie in the {nz} x {nx} grid: Z < {nz} and X1 < {nx}",
+                    line.to_text()
+                ))
+                .into(),
+            ));
+        }
+    }
+    if let Some(path) = &o.receiver_file {
+        let shown = path.display();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            origin(BadInput(format!("invalid --receiver-file {shown}: cannot read it ({e}); give a text file of `z x` lines")).into())
+        })?;
+        let positions = ppstencil::receivers::parse_positions(&text).map_err(|e| {
+            origin(BadInput(format!("invalid --receiver-file {shown}: {e}")).into())
+        })?;
+        if positions.is_empty() {
+            return Err(origin(BadInput(format!("invalid --receiver-file {shown}: it holds no receiver; write one `z x` pair per line")).into()));
+        }
+        if let Some((k, &(z, x))) = positions
+            .iter()
+            .enumerate()
+            .find(|(_, &(z, x))| z >= nz || x >= nx)
+        {
+            return Err(origin(BadInput(format!(
+                "invalid --receiver-file {shown}: receiver {} at (z, x) = ({z}, {x}) lies outside the {nz} x {nx} grid: 0 <= z < {nz}, 0 <= x < {nx}",
+                k + 1
+            )).into()));
+        }
+        config.receivers.extend(positions);
+        o.receiver_file = Some(absolute(path));
+    }
+
     config.validate().map_err(|e| {
         let mut e = flag_error(e);
-        if args.layers.is_empty() && e.to_string().starts_with("invalid --layer") {
+        if o.layers.is_none()
+            && config.velocity.is_none()
+            && e.to_string().starts_with("invalid --layer")
+        {
             e = e.context(BadInput(format!(
-                "the paper's default layers need nz >= 1751; for nz = {} give your own \
-                 --layer Z0:Z1:V (e.g. --layer {}:{}:3000)",
-                args.nz,
-                args.nz / 2,
-                args.nz
+                "the paper's default layers need nz >= 1751; for nz = {nz} give your own \
+                 --layer Z0:Z1:V (e.g. --layer {}:{nz}:3000)",
+                nz / 2,
             )));
         }
-        e
+        origin(e)
     })?;
-    // Fields of the time loop (velocity, p, pold, pnew and kv2 or pxx + pzz) plus the host
-    // copies of the results: refuse grids whose size does not even fit in an address.
-    let fields = 8usize;
-    if config
-        .nz
-        .checked_mul(config.nx)
-        .and_then(|n| n.checked_mul(fields * std::mem::size_of::<f32>()))
+    // Fields of the time loop (velocity, p, pold, pnew, kv2 or pxx + pzz, the damping) plus
+    // the host copies of the results: refuse grids whose size does not even fit in an address.
+    let bytes = match o.precision() {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    };
+    if nz
+        .checked_mul(nx)
+        .and_then(|n| n.checked_mul(9 * bytes))
         .is_none()
     {
         return Err(BadInput(format!(
-            "--nz x --nx = {} x {} is too large: its fields would need more bytes than this \
-             machine can address; use a smaller grid",
-            config.nz, config.nx
+            "--nz x --nx = {nz} x {nx} is too large: its fields would need more bytes than this \
+             machine can address; use a smaller grid"
         ))
         .into());
     }
-    if args.threads.is_some() && args.backend != Backend::Rayon {
-        return Err(BadInput(format!(
-            "--threads applies only to --backend rayon, not --backend {}; drop --threads",
-            args.backend.name()
-        ))
-        .into());
+    if o.threads.is_some() && o.backend() != Backend::Rayon {
+        return Err(origin(
+            BadInput(format!(
+                "--threads applies only to --backend rayon, not --backend {}; drop --threads",
+                o.backend().name()
+            ))
+            .into(),
+        ));
     }
-    match args.backend {
-        Backend::Serial => simulate(Serial, args, &config, Some(1)),
+    if o.source_delay.is_some() && config.source_mode != ppstencil::wave::SourceMode::Add {
+        return Err(origin(BadInput(
+            "--source-delay applies only to --source-mode add (the paper's set mode starts the wavelet at its peak); add --source-mode add or drop --source-delay".into(),
+        ).into()));
+    }
+
+    // The effective options, every default written out (run.json's "config").
+    o.backend = Some(o.backend());
+    o.nz = Some(nz);
+    o.nx = Some(nx);
+    o.nt = Some(config.nt);
+    o.dt = Some(config.dt);
+    o.dh = Some(config.dh);
+    o.src_z = Some(config.src_z);
+    o.src_x = Some(config.src_x);
+    o.fpeak = Some(config.fpeak);
+    o.vmin = Some(config.vmin);
+    o.layers = Some(config.layers.clone());
+    o.kernels = Some(match config.kernels {
+        ppstencil::Kernels::Split => crate::cli::KernelsArg::Split,
+        ppstencil::Kernels::Fused => crate::cli::KernelsArg::Fused,
+    });
+    o.space_order = Some(config.space_order);
+    o.absorb = Some(config.absorb);
+    o.source_mode = Some(match config.source_mode {
+        ppstencil::wave::SourceMode::Set => crate::cli::SourceModeArg::Set,
+        ppstencil::wave::SourceMode::Add => crate::cli::SourceModeArg::Add,
+    });
+    if config.source_mode == ppstencil::wave::SourceMode::Add {
+        o.source_delay = Some(config.source_delay());
+    }
+    o.precision = Some(o.precision());
+    o.out = Some(absolute(&o.out()));
+    o.config = None;
+    Ok(Plan {
+        options: o,
+        config,
+        from_file,
+    })
+}
+
+/// Checks the arguments, runs the simulation on `--backend` and writes the outputs into
+/// `--out`. Nothing is written unless the run succeeds.
+pub fn run(args: &RunArgs) -> anyhow::Result<RunSummary> {
+    let plan = plan(args)?;
+    let o = &plan.options;
+    match o.backend() {
+        Backend::Serial => simulate_in(Serial, &plan, Some(1)),
         Backend::Rayon => {
-            let space = match args.threads {
+            let space = match o.threads {
                 Some(n) => Rayon::with_threads(n).map_err(flag_error)?,
                 None => Rayon::new(),
             };
             let threads = space.threads();
-            simulate(space, args, &config, Some(threads))
+            simulate_in(space, &plan, Some(threads))
         }
-        Backend::Cuda => simulate(ppstencil::Cuda::new()?, args, &config, None),
-        Backend::Hip => simulate(ppstencil::Hip::new()?, args, &config, None),
+        Backend::Cuda => simulate_in(ppstencil::Cuda::new()?, &plan, None),
+        Backend::Hip => simulate_in(ppstencil::Hip::new()?, &plan, None),
+    }
+}
+
+/// [`simulate`] in the plan's precision.
+fn simulate_in<E: ExecutionSpace>(
+    space: E,
+    plan: &Plan,
+    threads: Option<usize>,
+) -> anyhow::Result<RunSummary> {
+    match plan.options.precision() {
+        Precision::F32 => simulate::<E, f32>(space, plan, threads),
+        Precision::F64 => simulate::<E, f64>(space, plan, threads),
     }
 }
 
@@ -119,26 +319,71 @@ fn progress_bar(nt: usize) -> ProgressBar {
     ProgressBar::new(nt as u64).with_style(style)
 }
 
-/// Runs the simulation described by `config` on `space` and writes the outputs: the one
-/// generic function behind every `--backend`.
-pub fn simulate<E: ExecutionSpace>(
+/// The digits of snapshot file names: 5, or more when `nt` needs them.
+fn step_digits(nt: usize) -> usize {
+    nt.to_string().len().max(5)
+}
+
+/// Runs the simulation of `plan` on `space` in element type `T` and writes the outputs: the
+/// one generic function behind every `--backend` and `--precision`. The .npy files hold `T`
+/// (float32 for f32, float64 for f64).
+pub fn simulate<E: ExecutionSpace, T: Real>(
     space: E,
-    args: &RunArgs,
-    config: &WaveConfig,
+    plan: &Plan,
     threads: Option<usize>,
 ) -> anyhow::Result<RunSummary> {
-    let mut out = OutputDir::prepare(&args.out)?;
-    let mut sim = WaveSimulator::<E, f32>::with_config(space, config.clone());
+    let config = &plan.config;
+    let o = &plan.options;
+    let mut out = OutputDir::prepare(&o.out())?;
+    if config.snapshot_every.is_some() {
+        if let Err(e) = out.subdir("snapshots") {
+            out.abandon();
+            return Err(e);
+        }
+    }
+    let mut sim = WaveSimulator::<E, T>::with_config(space, config.clone());
     let bar = progress_bar(config.nt);
+    let digits = step_digits(config.nt);
+    let mut frames = 0usize;
+    let mut frame_error: Option<anyhow::Error> = None;
     let result = sim
-        .run_with_progress(|done, _| bar.set_position(done as u64))
+        .run_with(
+            |done, _| bar.set_position(done as u64),
+            |step, p| {
+                let name = format!("snapshots/{step:0digits$}");
+                let written = out
+                    .write(&format!("{name}.npy"), |f| Ok(io::write_npy(f, p)?))
+                    .and_then(|_| {
+                        out.write(&format!("{name}.png"), |f| write_png(f, p).map(|_| ()))
+                    });
+                match written {
+                    Ok(_) => {
+                        frames += 1;
+                        Ok(())
+                    }
+                    Err(e) => {
+                        frame_error = Some(e);
+                        Err(ppstencil::Error::invalid(
+                            "snapshot",
+                            step,
+                            "could not be written",
+                        ))
+                    }
+                }
+            },
+        )
         .and_then(|stats| Ok((stats, sim.wavefield_host()?, sim.velocity_host()?)));
     bar.finish_and_clear();
     let (stats, p, v) = match result {
         Ok(r) => r,
         Err(e) => {
             out.abandon();
-            return Err(anyhow::Error::new(e).context("the simulation failed"));
+            return Err(match frame_error {
+                Some(f) => f.context(
+                    "writing a snapshot failed; the run was stopped and its files removed",
+                ),
+                None => anyhow::Error::new(e).context("the simulation failed"),
+            });
         }
     };
     out.write("wavefield.npy", |f| Ok(io::write_npy(f, &p)?))?;
@@ -148,7 +393,62 @@ pub fn simulate<E: ExecutionSpace>(
         clip = write_png(f, &p)?;
         Ok(())
     })?;
-    let json = run_json(args, config, threads, &stats, &p, clip);
+    let mut gather_clip = None;
+    if let Some(s) = sim.seismogram().filter(|s| s.nrec > 0) {
+        let traces = HostField::from_vec(s.nt, s.nrec, s.data.clone())?;
+        out.write("seismogram.npy", |f| Ok(io::write_npy(f, &traces)?))?;
+        out.write("seismogram.png", |f| {
+            gather_clip = Some(write_gather_png(f, &traces)?);
+            Ok(())
+        })?;
+    }
+    let names: Vec<String> = out
+        .written()
+        .iter()
+        .filter_map(|f| f.strip_prefix(out.path()).ok())
+        .map(|f| f.display().to_string())
+        .filter(|f| !f.starts_with("snapshots"))
+        .chain(["run.json".to_string()])
+        .collect();
+    let limit = cfl_limit_for(config.space_order)?;
+    let json = serde_json::json!({
+        "program": "ppwave",
+        "ppstencil_version": ppstencil::VERSION,
+        "config": &plan.options,
+        "backend": o.backend().name(),
+        "kernels": config.kernels.name(),
+        "threads": threads,
+        "precision": T::NAME,
+        "nz": config.nz,
+        "nx": config.nx,
+        "nt": config.nt,
+        "dt": config.dt,
+        "dh": config.dh,
+        "src_z": config.src_z,
+        "src_x": config.src_x,
+        "fpeak": config.fpeak,
+        "vmin": config.vmin,
+        "vmax": config.vmax(),
+        "velocity_file": o.velocity,
+        "layers": config.layers.iter().map(|l| serde_json::json!({"z0": l.z0, "z1": l.z1, "velocity": l.velocity})).collect::<Vec<_>>(),
+        "space_order": config.space_order,
+        "absorb": config.absorb,
+        "source_mode": config.source_mode.name(),
+        "source_delay": (config.source_mode == ppstencil::wave::SourceMode::Add).then(|| config.source_delay()),
+        "receivers": config.receivers.len(),
+        "snapshot_every": config.snapshot_every,
+        "snapshots": frames,
+        "cfl": config.cfl(),
+        "cfl_limit": limit,
+        "dt_max_stable": limit * config.dh / config.vmax(),
+        "steps": stats.steps,
+        "wall_time_s": stats.wall.as_secs_f64(),
+        "mpoints_per_s": stats.mpoints_per_s,
+        "max_abs_p": p.max_abs().to_f64(),
+        "image_clip": clip,
+        "seismogram_clip": gather_clip,
+        "files": names,
+    });
     out.write("run.json", |f| {
         let text = serde_json::to_string_pretty(&json)? + "\n";
         std::fs::write(f, text).with_context(|| format!("{}: cannot write", f.display()))
@@ -157,74 +457,37 @@ pub fn simulate<E: ExecutionSpace>(
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(
         stdout,
-        "ppwave: {} x {} grid, {} steps on {} ({} kernels{}) in {:.3} s = {:.1} Mpoints/s; \
+        "ppwave: {} x {} grid, {} steps on {} ({} kernels, order {}, {}{}) in {:.3} s = {:.1} Mpoints/s; \
          CFL {:.3} (limit {:.3}); max |p| = {:.3e}",
         config.nz,
         config.nx,
         stats.steps,
-        args.backend.name(),
+        o.backend().name(),
         config.kernels.name(),
+        config.space_order,
+        T::NAME,
         threads
             .map(|t| format!(", {t} thread{}", if t == 1 { "" } else { "s" }))
             .unwrap_or_default(),
         stats.wall.as_secs_f64(),
         stats.mpoints_per_s,
         config.cfl(),
-        cfl_limit(),
-        p.max_abs(),
+        limit,
+        p.max_abs().to_f64(),
     );
+    let snapshots = if frames > 0 {
+        format!(", snapshots/ ({frames} frames)")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         stdout,
-        "wrote {}/{{wavefield.npy, velocity.npy, wavefield.png, run.json}}",
-        out.path().display()
+        "wrote {}/{{{}{snapshots}}}",
+        out.path().display(),
+        names.join(", ")
     );
     Ok(RunSummary {
         files: out.written().to_vec(),
         stats,
-    })
-}
-
-/// The contents of `run.json`: every parameter, the stability numbers, how and how fast it
-/// ran.
-fn run_json(
-    args: &RunArgs,
-    c: &WaveConfig,
-    threads: Option<usize>,
-    stats: &RunStats,
-    p: &HostField<f32>,
-    clip: f32,
-) -> serde_json::Value {
-    let layers: Vec<_> = c
-        .layers
-        .iter()
-        .map(|l| serde_json::json!({"z0": l.z0, "z1": l.z1, "velocity": l.velocity}))
-        .collect();
-    serde_json::json!({
-        "program": "ppwave",
-        "ppstencil_version": ppstencil::VERSION,
-        "backend": args.backend.name(),
-        "kernels": c.kernels.name(),
-        "threads": threads,
-        "precision": "f32",
-        "nz": c.nz,
-        "nx": c.nx,
-        "nt": c.nt,
-        "dt": c.dt,
-        "dh": c.dh,
-        "src_z": c.src_z,
-        "src_x": c.src_x,
-        "fpeak": c.fpeak,
-        "vmin": c.vmin,
-        "vmax": c.vmax(),
-        "layers": layers,
-        "cfl": c.cfl(),
-        "cfl_limit": cfl_limit(),
-        "dt_max_stable": cfl_limit() * c.dh / c.vmax(),
-        "steps": stats.steps,
-        "wall_time_s": stats.wall.as_secs_f64(),
-        "mpoints_per_s": stats.mpoints_per_s,
-        "max_abs_p": p.max_abs(),
-        "image_clip": clip,
-        "files": ["wavefield.npy", "velocity.npy", "wavefield.png", "run.json"],
     })
 }
