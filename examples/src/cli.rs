@@ -24,7 +24,7 @@ pub struct Cli {
 pub enum Command {
     /// Run a simulation and write the final wavefield, the velocity model, images, the
     /// receivers' seismogram, snapshots and run.json into --out.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print the code generated for the acoustic kernels.
     Gen(GenArgs),
     /// Measure the kernels and the time step.
