@@ -188,7 +188,7 @@ pub struct RunArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernels: Option<KernelsArg>,
     /// Space order of the finite differences: even, 2 to 16 [default: 4, the paper's]. The
-    /// stability (CFL) limit falls with the order (0.612 at 4, 0.54 at 8, 0.50 at 16).
+    /// stability (CFL) limit falls with the order (0.612 at 4, 0.555 at 8, 0.519 at 16).
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub space_order: Option<usize>,

@@ -341,4 +341,40 @@ mod tests {
         assert_eq!(clip_level(&v, 100.0), 100.0);
         assert_eq!(clip_level(&[0.0; 4], 99.0), 1.0);
     }
+
+    #[test]
+    fn gathers_are_gray_time_down_and_widened_by_a_whole_factor() {
+        assert_eq!((gray(1.0), gray(0.0), gray(-1.0)), (0, 128, 255));
+        assert_eq!(gray(3.0), 0, "clipped");
+        assert_eq!(gray(f32::NAN), 128);
+        // 3 time samples x 7 receivers: widened 58 times (7 * 58 = 406 >= 400 > 7 * 57).
+        let mut t: HostField<f64> = HostField::new(3, 7).expect("field");
+        t[(2, 6)] = 0.5;
+        t[(1, 0)] = -0.5;
+        let path = std::env::temp_dir().join(format!("ppwave-gather-{}.png", std::process::id()));
+        let clip = write_gather_png(&path, &t).expect("write");
+        assert_eq!(clip, 0.5);
+        let decoder = png::Decoder::new(std::io::BufReader::new(File::open(&path).expect("open")));
+        let mut reader = decoder.read_info().expect("png header");
+        let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+        let info = reader.next_frame(&mut buf).expect("decode");
+        assert_eq!(
+            (info.width, info.height, info.color_type),
+            (406, 3, png::ColorType::Grayscale)
+        );
+        let px = |row: usize, col: usize| buf[row * 406 + col];
+        assert_eq!(px(0, 0), 128, "zero is mid-gray");
+        assert_eq!(
+            (px(2, 6 * 58), px(2, 406 - 1)),
+            (0, 0),
+            "the last receiver's block is black"
+        );
+        assert_eq!(px(2, 6 * 58 - 1), 128);
+        assert_eq!(
+            (px(1, 0), px(1, 57), px(1, 58)),
+            (255, 255, 128),
+            "first receiver, row 1"
+        );
+        std::fs::remove_file(&path).ok();
+    }
 }

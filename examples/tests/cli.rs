@@ -556,7 +556,7 @@ fn space_order_8_matches_the_library_and_uses_its_own_cfl_limit() {
     assert_ne!(p, p4);
 
     // The order-8 limit 2/sqrt(2 Σ|w|) from the weights -205/72, 8/5, -1/5, 8/315, -1/560
-    // (Fornberg's table): about 0.5398.
+    // (Fornberg's table): about 0.5546.
     let sum = 205.0 / 72.0 + 2.0 * (8.0 / 5.0 + 1.0 / 5.0 + 8.0 / 315.0 + 1.0 / 560.0);
     let limit8 = 2.0 / (2.0f64 * sum).sqrt();
     let j = read_json(&out.join("run.json"));
