@@ -208,4 +208,17 @@ mod tests {
         let e = err("nz = ");
         assert!(e.contains("not valid TOML"), "{e}");
     }
+
+    #[test]
+    fn the_example_config_is_valid() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/shot.toml");
+        let a = load(&path).expect("examples/configs/shot.toml parses");
+        assert_eq!(
+            (a.nz, a.nx, a.nt, a.absorb),
+            (Some(400), Some(600), Some(1250), Some(60))
+        );
+        let c = a.config();
+        assert_eq!(c.receivers.len(), 300);
+        c.validate().expect("a valid run");
+    }
 }
