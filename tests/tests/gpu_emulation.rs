@@ -11,7 +11,10 @@
 //! Needs `g++` (always present with gcc); `PPSTENCIL_SKIP_GPU_TOOLCHAIN=1` skips if it is not.
 
 use ppstencil::device::{launch_dims, BlockSize};
-use ppstencil::kernels::{AddSource, FdKv2, FdPxx, FdPzz, FdStep, FdTime};
+use ppstencil::kernels::{
+    AddSource, FdAbsorb, FdKv2, FdPxx, FdPzz, FdStep, FdStep10, FdStep12, FdStep14, FdStep16,
+    FdStep2, FdStep6, FdStep8, FdTime, InjectSource,
+};
 use ppstencil::launch::{Grid, Stencil, StencilInfo};
 use ppstencil::Real;
 use std::fmt::Write as _;
@@ -247,6 +250,9 @@ const CASES: &[(usize, usize, u32, u32)] = &[
     (40, 11, 64, 2),
 ];
 
+/// Extra shapes for the high-order kernels (radius up to 8), again not multiples of the block.
+const LARGE: &[(usize, usize, u32, u32)] = &[(41, 53, 32, 8), (19, 30, 7, 5)];
+
 fn check_all(backend: &str) {
     let Some(bin) = build_harness(backend) else {
         return;
@@ -270,6 +276,30 @@ fn check_all(backend: &str) {
         points += check::<FdStep, f32>(&bin, &tag("step32"), nz, nx, &[], block);
         points += check::<FdStep, f64>(&bin, &tag("step64"), nz, nx, &[], block);
     }
+    // The higher-order fused steps and the solver's helpers, on every case large enough for
+    // their radius (orders 2..16 need up to 17 x 17 points).
+    macro_rules! interior {
+        ($($ty:ident),*) => {$(
+            for (c, &(nz, nx, bx, by)) in CASES.iter().chain(LARGE).enumerate() {
+                let r = <$ty as Stencil>::INFO.radius;
+                if nz <= 2 * r || nx <= 2 * r {
+                    continue;
+                }
+                let block = BlockSize::new(bx, by).expect("block");
+                let name = <$ty as Stencil>::INFO.name;
+                points += check::<$ty, f32>(&bin, &format!("{backend}-{name}-32-{c}"), nz, nx, &[], block);
+                points += check::<$ty, f64>(&bin, &format!("{backend}-{name}-64-{c}"), nz, nx, &[], block);
+            }
+        )*};
+    }
+    interior!(FdStep2, FdStep6, FdStep8, FdStep10, FdStep12, FdStep14, FdStep16, FdAbsorb);
+    for (c, &(nz, nx, bx, by)) in CASES.iter().enumerate() {
+        let block = BlockSize::new(bx, by).expect("block");
+        let src = [nz / 2, nx / 2];
+        let tag = format!("{backend}-inject-{c}");
+        points += check::<InjectSource, f32>(&bin, &format!("{tag}-32"), nz, nx, &src, block);
+        points += check::<InjectSource, f64>(&bin, &format!("{tag}-64"), nz, nx, &src, block);
+    }
     for info in [
         AddSource::INFO,
         FdPxx::INFO,
@@ -277,10 +307,21 @@ fn check_all(backend: &str) {
         FdTime::INFO,
         FdKv2::INFO,
         FdStep::INFO,
+        FdStep2::INFO,
+        FdStep6::INFO,
+        FdStep8::INFO,
+        FdStep10::INFO,
+        FdStep12::INFO,
+        FdStep14::INFO,
+        FdStep16::INFO,
+        InjectSource::INFO,
+        FdAbsorb::INFO,
     ] {
         checked.push(info.name);
     }
-    let all: Vec<&str> = ppstencil::kernels::ALL.iter().map(|i| i.name).collect();
+    checked.sort_unstable();
+    let mut all: Vec<&str> = ppstencil::kernels::ALL.iter().map(|i| i.name).collect();
+    all.sort_unstable();
     assert_eq!(checked, all, "every acoustic kernel is checked");
     assert!(points > 1000, "{points} points compared");
 }
