@@ -302,6 +302,78 @@ pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Bytes of one block of a generated row loop: four 64-byte cache lines.
+pub const BLOCK_BYTES: usize = 256;
+
+/// How far ahead of the block being computed the generated row loops prefetch, in bytes.
+///
+/// One core's bandwidth is bounded by how many cache misses it keeps in flight. A kernel
+/// that reads several rows of a field (`p[z-2..=z+2]`) issues five load streams of which
+/// only the leading row misses the caches; the out-of-order window then reaches too few
+/// misses ahead and the hardware prefetchers do not make up for it: one thread ran `fd_pzz`
+/// at half the bandwidth of `fd_pxx`. Prefetching the leading row 4 KiB ahead (and the
+/// outputs, for writing) restores it (measurements in `notes/perf2.md`).
+pub const PREFETCH_BYTES: usize = 4096;
+
+/// Columns `0..n` of a row in blocks of [`BLOCK_BYTES`]: the generated row loops compute
+/// one block at a time and prefetch ahead once per block.
+///
+/// ```
+/// let b: Vec<_> = ppstencil::exec::blocks::<f32>(100).collect();
+/// assert_eq!(b, [0..64, 64..100]);
+/// ```
+#[inline(always)]
+pub fn blocks<T>(n: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let len = (BLOCK_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+    (0..n)
+        .step_by(len)
+        .map(move |start| start..(start + len).min(n))
+}
+
+/// Asks the CPU to fetch into cache the [`BLOCK_BYTES`] that lie [`PREFETCH_BYTES`] after
+/// `data[from]`, for reading. Only a hint: it never faults, also past the end of `data`,
+/// and does nothing on other architectures.
+#[inline(always)]
+pub fn prefetch<T>(data: &[T], from: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let ahead = data.as_ptr().wrapping_add(from).cast::<i8>();
+        for line in 0..BLOCK_BYTES / 64 {
+            let at = ahead.wrapping_add(PREFETCH_BYTES + 64 * line);
+            // SAFETY: a prefetch only hints the cache; it never dereferences or faults, for
+            // any address (`wrapping_add` keeps the pointer arithmetic defined).
+            #[allow(unused_unsafe)]
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(at)
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, from);
+}
+
+/// Like [`prefetch`], for data about to be written (`prefetchw` where the CPU has it), so
+/// that the stores do not wait for their cache lines.
+#[inline(always)]
+pub fn prefetch_for_write<T>(data: &mut [T], from: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+        let ahead = data.as_ptr().wrapping_add(from).cast::<i8>();
+        for line in 0..BLOCK_BYTES / 64 {
+            let at = ahead.wrapping_add(PREFETCH_BYTES + 64 * line);
+            // SAFETY: as in `prefetch`: a hint that never dereferences or faults.
+            #[allow(unused_unsafe)]
+            unsafe {
+                _mm_prefetch::<_MM_HINT_ET0>(at)
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, from);
+}
+
 /// `f`, inlined into a function compiled with AVX2 enabled.
 ///
 /// # Safety

@@ -193,9 +193,25 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
             quote!(#name[i] = #v;)
         }
     });
+    // Prefetch, per input field, its leading tap (the last row this row reads: the one not
+    // yet in cache), and every output.
+    let mut leading: Vec<&Tap> = Vec::new();
+    for t in &taps {
+        match leading.iter_mut().find(|l| l.field == t.field) {
+            Some(l) if t.offset > l.offset => *l = t,
+            Some(_) => {}
+            None => leading.push(t),
+        }
+    }
+    let prefetch_reads = leading.iter().map(|t| {
+        let name = ident(&tap_name(s, t));
+        quote!(::ppstencil::exec::prefetch(#name, cols.start);)
+    });
     let doc = format!(
         " One row of `{}`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's \
-         slices; inputs are whole fields.",
+         slices; inputs are whole fields. Computed in blocks of a few cache lines; before each \
+         block the data a few KiB ahead is prefetched (the leading row of each input, and the \
+         outputs).",
         s.name
     );
     let uses_base = !taps.is_empty();
@@ -225,8 +241,12 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
             #base
             #(let #outs = &mut #outs[grid.x0..grid.x1];)*
             #(#tap_lets)*
-            for i in 0..n {
-                #(#body)*
+            for cols in ::ppstencil::exec::blocks::<T>(n) {
+                #(#prefetch_reads)*
+                #(::ppstencil::exec::prefetch_for_write(#outs, cols.start);)*
+                for i in cols {
+                    #(#body)*
+                }
             }
         }
     }
@@ -531,7 +551,10 @@ mod tests {
             "let p_m1_0 = &p[base - nx..][..n];",
             "let p_0_0 = &p[base..][..n];",
             "let p_2_0 = &p[base + 2 * nx..][..n];",
-            "for i in 0..n {",
+            "for cols in ::ppstencil::exec::blocks::<T>(n) {",
+            "::ppstencil::exec::prefetch(p_2_0, cols.start);",
+            "::ppstencil::exec::prefetch_for_write(pzz, cols.start);",
+            "for i in cols {",
             "pzz[i] = T::lit(-0.08333333333333333) * p_m2_0[i]",
             "for (row, pzz) in pzz.chunks_mut(grid.nx).enumerate() {",
             "::ppstencil::exec::vectorized(|| {",
