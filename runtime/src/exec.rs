@@ -359,19 +359,45 @@ pub fn prefetch<T>(data: &[T], from: usize) {
 pub fn prefetch_for_write<T>(data: &mut [T], from: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
-        let ahead = data.as_ptr().wrapping_add(from).cast::<i8>();
+        if !has_prefetchw() {
+            return prefetch(data, from);
+        }
+        let ahead = data.as_ptr().wrapping_add(from).cast::<u8>();
         for line in 0..BLOCK_BYTES / 64 {
             let at = ahead.wrapping_add(PREFETCH_BYTES + 64 * line);
-            // SAFETY: as in `prefetch`: a hint that never dereferences or faults.
-            #[allow(unused_unsafe)]
+            // SAFETY: `prefetchw` exists on this CPU (checked above); like every prefetch it
+            // only hints the cache, never dereferences or faults, and touches no register or
+            // flag. (`_MM_HINT_ET0` would need the unstable `prfchw` target feature.)
             unsafe {
-                _mm_prefetch::<_MM_HINT_ET0>(at)
+                std::arch::asm!("prefetchw [{0}]", in(reg) at, options(nostack, preserves_flags, readonly))
             }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (data, from);
+}
+
+/// Whether the CPU has `prefetchw` (CPUID 8000_0001h ECX bit 8, "3DNowPrefetch"), read once.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn has_prefetchw() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static KNOWN: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 no, 2 yes
+    match KNOWN.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: `cpuid` exists on every x86_64 CPU; leaf 8000_0000h gives the highest
+            // extended leaf, so 8000_0001h is only read where it exists. (Safe to call since
+            // Rust 1.87; the block keeps the declared MSRV 1.85 building.)
+            #[allow(unused_unsafe)]
+            let yes = unsafe {
+                use std::arch::x86_64::__cpuid;
+                __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
+            };
+            KNOWN.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
+        }
+        known => known == 2,
+    }
 }
 
 /// `f`, inlined into a function compiled with AVX2 enabled.
