@@ -302,6 +302,133 @@ pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Bytes of one block of a generated row loop: four 64-byte cache lines.
+pub const BLOCK_BYTES: usize = 256;
+
+/// How far ahead of the block being computed the generated row loops prefetch, in bytes.
+///
+/// One core's bandwidth is bounded by how many cache misses it keeps in flight. A kernel
+/// that reads several rows of a field (`p[z-2..=z+2]`) issues five load streams of which
+/// only the leading row misses the caches; the out-of-order window then reaches too few
+/// misses ahead and the hardware prefetchers do not make up for it: one thread ran `fd_pzz`
+/// at half the bandwidth of `fd_pxx`. Prefetching the leading row 4 KiB ahead (and the
+/// outputs, for writing) restores it (measurements in `notes/perf2.md`).
+pub const PREFETCH_BYTES: usize = 4096;
+
+/// Whether the generated row loops prefetch ahead for a launch over `grid` touching `fields`
+/// fields of `T`: only when those fields do not fit the last-level cache. On cache-resident
+/// grids the hardware keeps up and the prefetch instructions only cost issue slots (about
+/// 10 % on 1001 x 1001). `PPSTENCIL_PREFETCH=on|off` overrides the choice (for comparisons).
+pub fn prefetch_pays<T>(grid: &Grid, fields: usize) -> bool {
+    static FORCED: OnceLock<Option<bool>> = OnceLock::new();
+    let forced = *FORCED.get_or_init(|| {
+        match std::env::var("PPSTENCIL_PREFETCH").map(|v| v.to_ascii_lowercase()) {
+            Ok(v) if v == "on" => Some(true),
+            Ok(v) if v == "off" => Some(false),
+            _ => None,
+        }
+    });
+    forced.unwrap_or_else(|| {
+        let bytes = grid
+            .nz
+            .saturating_mul(grid.nx)
+            .saturating_mul(fields)
+            .saturating_mul(std::mem::size_of::<T>());
+        bytes > cache_sizes().llc
+    })
+}
+
+/// Columns `0..n` of a row in blocks: the generated row loops compute one block at a time
+/// and, with `prefetch`, prefetch ahead once per block of [`BLOCK_BYTES`]; without, the
+/// whole row is one block (one long loop, as fast as it gets on cache-resident data).
+///
+/// ```
+/// let b: Vec<_> = ppstencil::exec::blocks::<f32>(100, true).collect();
+/// assert_eq!(b, [0..64, 64..100]);
+/// assert_eq!(ppstencil::exec::blocks::<f32>(100, false).collect::<Vec<_>>(), [0..100]);
+/// ```
+#[inline(always)]
+pub fn blocks<T>(n: usize, prefetch: bool) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let len = if prefetch {
+        (BLOCK_BYTES / std::mem::size_of::<T>().max(1)).max(1)
+    } else {
+        n.max(1)
+    };
+    (0..n)
+        .step_by(len)
+        .map(move |start| start..(start + len).min(n))
+}
+
+/// Asks the CPU to fetch into cache the [`BLOCK_BYTES`] that lie [`PREFETCH_BYTES`] after
+/// `data[from]`, for reading. Only a hint: it never faults, also past the end of `data`,
+/// and does nothing on other architectures.
+#[inline(always)]
+pub fn prefetch<T>(data: &[T], from: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let ahead = data.as_ptr().wrapping_add(from).cast::<i8>();
+        for line in 0..BLOCK_BYTES / 64 {
+            let at = ahead.wrapping_add(PREFETCH_BYTES + 64 * line);
+            // SAFETY: a prefetch only hints the cache; it never dereferences or faults, for
+            // any address (`wrapping_add` keeps the pointer arithmetic defined).
+            #[allow(unused_unsafe)]
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(at)
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, from);
+}
+
+/// Like [`prefetch`], for data about to be written (`prefetchw` where the CPU has it), so
+/// that the stores do not wait for their cache lines.
+#[inline(always)]
+pub fn prefetch_for_write<T>(data: &mut [T], from: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !has_prefetchw() {
+            return prefetch(data, from);
+        }
+        let ahead = data.as_ptr().wrapping_add(from).cast::<u8>();
+        for line in 0..BLOCK_BYTES / 64 {
+            let at = ahead.wrapping_add(PREFETCH_BYTES + 64 * line);
+            // SAFETY: `prefetchw` exists on this CPU (checked above); like every prefetch it
+            // only hints the cache, never dereferences or faults, and touches no register or
+            // flag. (`_MM_HINT_ET0` would need the unstable `prfchw` target feature.)
+            unsafe {
+                std::arch::asm!("prefetchw [{0}]", in(reg) at, options(nostack, preserves_flags, readonly))
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, from);
+}
+
+/// Whether the CPU has `prefetchw` (CPUID 8000_0001h ECX bit 8, "3DNowPrefetch"), read once.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn has_prefetchw() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static KNOWN: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 no, 2 yes
+    match KNOWN.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: `cpuid` exists on every x86_64 CPU; leaf 8000_0000h gives the highest
+            // extended leaf, so 8000_0001h is only read where it exists. (Safe to call since
+            // Rust 1.87; the block keeps the declared MSRV 1.85 building.)
+            #[allow(unused_unsafe)]
+            let yes = unsafe {
+                use std::arch::x86_64::__cpuid;
+                __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
+            };
+            KNOWN.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
+        }
+        known => known == 2,
+    }
+}
+
 /// `f`, inlined into a function compiled with AVX2 enabled.
 ///
 /// # Safety

@@ -193,9 +193,25 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
             quote!(#name[i] = #v;)
         }
     });
+    // Prefetch, per input field, its leading tap (the last row this row reads: the one not
+    // yet in cache), and every output.
+    let mut leading: Vec<&Tap> = Vec::new();
+    for t in &taps {
+        match leading.iter_mut().find(|l| l.field == t.field) {
+            Some(l) if t.offset > l.offset => *l = t,
+            Some(_) => {}
+            None => leading.push(t),
+        }
+    }
+    let prefetch_reads = leading.iter().map(|t| {
+        let name = ident(&tap_name(s, t));
+        quote!(::ppstencil::exec::prefetch(#name, cols.start);)
+    });
     let doc = format!(
         " One row of `{}`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's \
-         slices; inputs are whole fields.",
+         slices; inputs are whole fields. Computed in blocks of a few cache lines; with \
+         `prefetch` (fields larger than the last-level cache), before each block the data a \
+         few KiB ahead is prefetched: the leading row of each input, and the outputs.",
         s.name
     );
     let uses_base = !taps.is_empty();
@@ -216,6 +232,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
         fn row<T: ::ppstencil::Real>(
             grid: &::ppstencil::launch::Grid,
             iz: usize,
+            prefetch: bool,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
             #(#reals: T,)*
@@ -225,8 +242,14 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
             #base
             #(let #outs = &mut #outs[grid.x0..grid.x1];)*
             #(#tap_lets)*
-            for i in 0..n {
-                #(#body)*
+            for cols in ::ppstencil::exec::blocks::<T>(n, prefetch) {
+                if prefetch {
+                    #(#prefetch_reads)*
+                    #(::ppstencil::exec::prefetch_for_write(#outs, cols.start);)*
+                }
+                for i in cols {
+                    #(#body)*
+                }
             }
         }
     }
@@ -292,12 +315,13 @@ pub fn emit_rows(s: &Stencil) -> TokenStream {
         fn rows<T: ::ppstencil::Real>(
             grid: &::ppstencil::launch::Grid,
             z_first: usize,
+            prefetch: bool,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
             #(#reals: T,)*
         ) {
             for (row, #pat) in #chain.enumerate() {
-                Self::row(grid, z_first + row, #(#outs,)* #(#ins,)* #(#reals,)*);
+                Self::row(grid, z_first + row, prefetch, #(#outs,)* #(#ins,)* #(#reals,)*);
             }
         }
     }
@@ -310,6 +334,7 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
     let ins = in_names(s);
     let reals = real_names(s);
     let unpack = unpack(s);
+    let nfields = Literal::usize_unsuffixed(outs.len() + ins.len());
     quote! {
         fn serial<T: ::ppstencil::Real>(
             grid: &::ppstencil::launch::Grid,
@@ -319,8 +344,9 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
         ) -> ::std::result::Result<(), ::ppstencil::Error> {
             #unpack
             let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
+            let prefetch = ::ppstencil::exec::prefetch_pays::<T>(grid, #nfields);
             ::ppstencil::exec::vectorized(|| {
-                Self::rows(grid, grid.z0, #(&mut #outs[domain.clone()],)* #(#ins,)* #(#reals,)*)
+                Self::rows(grid, grid.z0, prefetch, #(&mut #outs[domain.clone()],)* #(#ins,)* #(#reals,)*)
             });
             Ok(())
         }
@@ -334,6 +360,7 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
     let ins = in_names(s);
     let reals = real_names(s);
     let unpack = unpack(s);
+    let nfields = Literal::usize_unsuffixed(outs.len() + ins.len());
     let pat = zip_pattern(&outs);
     let par = zip_chain(
         &outs,
@@ -351,10 +378,11 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
             #unpack
             let chunk_rows = chunk_rows.max(1);
             let task_len = chunk_rows * grid.nx;
+            let prefetch = ::ppstencil::exec::prefetch_pays::<T>(grid, #nfields);
             #par.enumerate().for_each(|(task, #pat)| {
                 let z_first = grid.z0 + task * chunk_rows;
                 ::ppstencil::exec::vectorized(|| {
-                    Self::rows(grid, z_first, #(#outs,)* #(#ins,)* #(#reals,)*)
+                    Self::rows(grid, z_first, prefetch, #(#outs,)* #(#ins,)* #(#reals,)*)
                 });
             });
             Ok(())
@@ -531,7 +559,10 @@ mod tests {
             "let p_m1_0 = &p[base - nx..][..n];",
             "let p_0_0 = &p[base..][..n];",
             "let p_2_0 = &p[base + 2 * nx..][..n];",
-            "for i in 0..n {",
+            "for cols in ::ppstencil::exec::blocks::<T>(n, prefetch) {",
+            "::ppstencil::exec::prefetch(p_2_0, cols.start);",
+            "::ppstencil::exec::prefetch_for_write(pzz, cols.start);",
+            "for i in cols {",
             "pzz[i] = T::lit(-0.08333333333333333) * p_m2_0[i]",
             "for (row, pzz) in pzz.chunks_mut(grid.nx).enumerate() {",
             "::ppstencil::exec::vectorized(|| {",
@@ -560,7 +591,10 @@ mod tests {
         );
         let src = host_source(&s, "rayon");
         assert!(src.contains("par_chunks_mut(task_len)"), "{src}");
-        assert!(src.contains("Self::rows(grid, z_first, a, b, p)"), "{src}");
+        assert!(
+            src.contains("Self::rows(grid, z_first, prefetch, a, b, p)"),
+            "{src}"
+        );
         assert!(src.contains(".zip("), "{src}");
         assert!(src.contains("b[i] = b[i] + p_0_1[i];"), "{src}");
     }
