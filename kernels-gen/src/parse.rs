@@ -398,6 +398,7 @@ pub const RESERVED: &[&str] = &[
     "base",
     "chunk_rows",
     "cols",
+    "domain",
     "grid",
     "i",
     "ins",
@@ -411,6 +412,7 @@ pub const RESERVED: &[&str] = &[
     "space",
     "task",
     "task_len",
+    "z_first",
     "z_task",
 ];
 
