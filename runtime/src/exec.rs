@@ -585,6 +585,8 @@ impl<T: Real> RowOutput<'_, '_, T> {
         let dst = &mut self.row[cols];
         match self.stream {
             Some(stream) if dst.len() <= BLOCK_CAPACITY => {
+                // Zeroed once per row, on its first block (not per block, not when plain).
+                #[allow(clippy::unnecessary_lazy_evaluations)]
                 let buffer = self
                     .buffer
                     .get_or_insert_with(|| AlignedBlock([T::ZERO; BLOCK_CAPACITY]));
