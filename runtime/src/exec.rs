@@ -424,39 +424,40 @@ struct Stream<'s> {
 }
 
 /// Runs `f` with a [`Stream`] permission if `on` and the CPU allows, and fences afterwards.
+///
+/// `f` has a single call site, so that it is inlined into [`vectorized`]'s AVX2 copy.
 #[inline(always)]
 fn streaming<R>(on: bool, f: impl for<'s> FnOnce(Option<Stream<'s>>) -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    if on && simd() == Simd::Avx2 {
-        /// Issues `sfence` when dropped: on every way out of the scope, unwinding included.
-        struct Fence;
-        impl Drop for Fence {
-            #[inline(always)]
-            fn drop(&mut self) {
-                // SAFETY: `sfence` is part of SSE, which every x86_64 CPU has; it only waits
-                // until this thread's earlier stores are globally visible.
-                //
-                // Memory ordering: non-temporal stores are weakly ordered, i.e. they may
-                // become visible to other cores after later ordinary stores of the same
-                // thread (Rust requires the storing thread to `sfence` before the memory is
-                // accessed otherwise). This fence runs before the scope returns, so before
-                // anything the thread does after it: in particular before rayon's release
-                // store that marks the task done, which the joining thread acquires before
-                // it (or the caller of the launch) reads the field. Without the fence that
-                // thread could read stale data.
-                #[allow(unused_unsafe)]
-                unsafe {
-                    std::arch::x86_64::_mm_sfence()
-                }
-            }
+    let stream = (on && simd() == Simd::Avx2).then_some(Stream {
+        _scope: PhantomData,
+    });
+    let _fence = stream.map(|_| Fence);
+    f(stream)
+}
+
+/// Issues `sfence` when dropped: on every way out of a [`streaming`] scope, unwinding
+/// included.
+struct Fence;
+
+impl Drop for Fence {
+    #[inline(always)]
+    fn drop(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `sfence` is part of SSE, which every x86_64 CPU has; it only waits until
+        // this thread's earlier stores are globally visible.
+        //
+        // Memory ordering: non-temporal stores are weakly ordered, i.e. they may become
+        // visible to other cores after later ordinary stores of the same thread (Rust
+        // requires the storing thread to `sfence` before the memory is accessed otherwise).
+        // This fence runs before the scope returns, so before anything the thread does after
+        // it: in particular before rayon's release store that marks the task done, which the
+        // joining thread acquires before it (or the caller of the launch) reads the field.
+        // Without the fence that thread could read stale data.
+        #[allow(unused_unsafe)]
+        unsafe {
+            std::arch::x86_64::_mm_sfence()
         }
-        let _fence = Fence;
-        return f(Some(Stream {
-            _scope: PhantomData,
-        }));
     }
-    let _ = on;
-    f(None)
 }
 
 /// How one task runs the generated row loops (given by [`run_rows`]): whether rows are
@@ -675,7 +676,11 @@ fn stream_copy<T: Real>(stream: Stream<'_>, dst: &mut [T], src: &[T]) {
             let head = ((addr.next_multiple_of(64) - addr) / size).min(dst.len());
             let lines = (dst.len() - head) * size / 64;
             let end = head + lines * 64 / size;
-            dst[..head].copy_from_slice(&src[..head]);
+            // Only the row's first and last blocks have partial lines: skip the call for the
+            // others.
+            if head > 0 {
+                dst[..head].copy_from_slice(&src[..head]);
+            }
             let (to, from) = (&mut dst[head..end], &src[head..end]);
             // SAFETY: a `Stream` exists only where the CPU has AVX (`simd() == Avx2`).
             // `to` and `from` are `lines * 64` bytes long (`end - head` elements of `64 /
@@ -683,7 +688,9 @@ fn stream_copy<T: Real>(stream: Stream<'_>, dst: &mut [T], src: &[T]) {
             // needs; `from` has no alignment requirement (`loadu`). `T` is `f32` or `f64`
             // (`Real`), whose every byte is initialised, so reading it as integers is fine.
             unsafe { stream_lines(to.as_mut_ptr().cast(), from.as_ptr().cast(), lines) };
-            dst[end..].copy_from_slice(&src[end..]);
+            if end < dst.len() {
+                dst[end..].copy_from_slice(&src[end..]);
+            }
             return;
         }
     }
@@ -697,6 +704,7 @@ fn stream_copy<T: Real>(stream: Stream<'_>, dst: &mut [T], src: &[T]) {
 /// bytes and not overlap.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
+#[inline]
 unsafe fn stream_lines(dst: *mut u8, src: *const u8, lines: usize) {
     use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256};
     for line in 0..lines {
