@@ -522,11 +522,13 @@ pub struct RowOutput<'r, 's, T: Real> {
 }
 
 impl<T: Real> RowOutput<'_, '_, T> {
-    /// The row's columns `0..n` in blocks. Blocked (with prefetching or streaming), the
-    /// first block ends at the row's first 64-byte boundary and the others are
-    /// [`BLOCK_BYTES`] long, so every block but the first and last covers whole cache lines
-    /// (which is what streaming stores need); otherwise the whole row is one block (one long
-    /// loop, fastest on cache-resident data).
+    /// The row's columns `0..n` in blocks of [`BLOCK_BYTES`] with prefetching or streaming;
+    /// otherwise the whole row is one block (one long loop, fastest on cache-resident data).
+    /// Streamed, the first block ends at the row's first 64-byte boundary, so that every
+    /// block but the first and last covers whole cache lines (streaming stores write whole
+    /// lines; a line written partly by plain stores would be read first). Only prefetched,
+    /// the blocks start at the row's first column: aligning them measured ~15 % slower for
+    /// `fd_pzz` (notes/perf3.md).
     ///
     /// ```
     /// use ppstencil::exec::{run_rows, Plan};
@@ -552,7 +554,7 @@ impl<T: Real> RowOutput<'_, '_, T> {
         }
         let size = std::mem::size_of::<T>().max(1);
         let addr = self.row.as_ptr() as usize;
-        let head = if addr % size == 0 {
+        let head = if self.stream.is_some() && addr % size == 0 {
             (addr.next_multiple_of(64) - addr) / size
         } else {
             0
@@ -937,6 +939,11 @@ mod tests {
                     assert!(b.end > b.start);
                     if plan.prefetch || plan.stream {
                         assert!(b.len() <= 32, "{plan:?}: {blocks:?}");
+                    }
+                    if plan.prefetch && !plan.stream {
+                        assert_eq!(b.start % 32, 0, "{plan:?}: {blocks:?}");
+                    }
+                    if plan.stream && streaming(true, |s| s.is_some()) {
                         if k > 0 {
                             assert_eq!(row[b.start..].as_ptr() as usize % 64, 0, "{blocks:?}");
                         }
