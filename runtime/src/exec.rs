@@ -943,10 +943,8 @@ mod tests {
                     if plan.prefetch && !plan.stream {
                         assert_eq!(b.start % 32, 0, "{plan:?}: {blocks:?}");
                     }
-                    if plan.stream && streaming(true, |s| s.is_some()) {
-                        if k > 0 {
-                            assert_eq!(row[b.start..].as_ptr() as usize % 64, 0, "{blocks:?}");
-                        }
+                    if plan.stream && streaming(true, |s| s.is_some()) && k > 0 {
+                        assert_eq!(row[b.start..].as_ptr() as usize % 64, 0, "{blocks:?}");
                     }
                     next = b.end;
                 }
