@@ -420,7 +420,8 @@ fn gen_prints_the_generated_kernels() {
     }
     // The generated row loop of fd_pxx: a loop over the row's blocks of columns, the
     // 5-point weights.
-    assert!(text.contains("for i in cols {"), "{text}");
+    assert!(text.contains("for cols in pxx.blocks() {"), "{text}");
+    assert!(text.contains("for i in 0..pxx.len() {"), "{text}");
     assert!(text.contains("1.3333333333333333"), "{text}");
 
     let o = ppwave(&["gen", "--backend", "dsl", "--stencil", "fd_time"]);

@@ -4,6 +4,7 @@
 use crate::launch::{Grid, Stencil};
 use crate::memory::HostBuffer;
 use crate::{Error, MemSpaceHost, MemorySpace, Real, Result};
+use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
 /// A way of running kernels, bound to the memory space it can access.
@@ -321,42 +322,404 @@ pub const PREFETCH_BYTES: usize = 4096;
 /// 10 % on 1001 x 1001). `PPSTENCIL_PREFETCH=on|off` overrides the choice (for comparisons).
 pub fn prefetch_pays<T>(grid: &Grid, fields: usize) -> bool {
     static FORCED: OnceLock<Option<bool>> = OnceLock::new();
-    let forced = *FORCED.get_or_init(|| {
-        match std::env::var("PPSTENCIL_PREFETCH").map(|v| v.to_ascii_lowercase()) {
-            Ok(v) if v == "on" => Some(true),
-            Ok(v) if v == "off" => Some(false),
-            _ => None,
+    let forced = *FORCED.get_or_init(|| forced_switch("PPSTENCIL_PREFETCH"));
+    forced.unwrap_or_else(|| exceeds_llc::<T>(grid, fields))
+}
+
+/// Whether the generated row loops write their `out` fields with non-temporal (streaming)
+/// stores for a launch over `grid` touching `fields` fields of `T`: only when those fields do
+/// not fit the last-level cache (the rule of [`prefetch_pays`]).
+///
+/// A store to a line that is not in cache first reads it (write-allocate), so a kernel that
+/// reads one field and writes one moves 12 bytes per `f32` point instead of 8; streaming
+/// stores write whole cache lines to memory without reading them. On cache-resident grids
+/// they would push the result out of the cache the next kernel reads it from, so they stay
+/// off there. `PPSTENCIL_STREAM=on|off` overrides the choice (for comparisons). Streaming
+/// also needs AVX2 (see [`simd`]); elsewhere the plan's `stream` has no effect.
+pub fn stream_pays<T>(grid: &Grid, fields: usize) -> bool {
+    static FORCED: OnceLock<Option<bool>> = OnceLock::new();
+    let forced = *FORCED.get_or_init(|| forced_switch("PPSTENCIL_STREAM"));
+    forced.unwrap_or_else(|| exceeds_llc::<T>(grid, fields))
+}
+
+/// `Some(true)` / `Some(false)` when the environment variable `name` is `on` / `off`.
+fn forced_switch(name: &str) -> Option<bool> {
+    match std::env::var(name).map(|v| v.to_ascii_lowercase()) {
+        Ok(v) if v == "on" => Some(true),
+        Ok(v) if v == "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether `fields` fields of `T` over `grid` are larger than the last-level cache.
+fn exceeds_llc<T>(grid: &Grid, fields: usize) -> bool {
+    let bytes = grid
+        .nz
+        .saturating_mul(grid.nx)
+        .saturating_mul(fields)
+        .saturating_mul(std::mem::size_of::<T>());
+    bytes > cache_sizes().llc
+}
+
+/// How a launch's generated row loops run, chosen once per launch by the generated drivers
+/// ([`Plan::for_launch`]) and handed to every task through [`run_rows`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Compute rows in blocks of [`BLOCK_BYTES`] and prefetch ahead ([`prefetch_pays`]).
+    pub prefetch: bool,
+    /// Write `out` fields with non-temporal stores ([`stream_pays`]); also computes in
+    /// blocks. Has an effect only where [`simd`] is AVX2.
+    pub stream: bool,
+}
+
+impl Plan {
+    /// The plan for a launch over `grid` touching `fields` fields of `T`.
+    pub fn for_launch<T>(grid: &Grid, fields: usize) -> Plan {
+        Plan {
+            prefetch: prefetch_pays::<T>(grid, fields),
+            stream: stream_pays::<T>(grid, fields),
         }
-    });
-    forced.unwrap_or_else(|| {
-        let bytes = grid
-            .nz
-            .saturating_mul(grid.nx)
-            .saturating_mul(fields)
-            .saturating_mul(std::mem::size_of::<T>());
-        bytes > cache_sizes().llc
+    }
+}
+
+/// Runs `f` (a generated driver's call of its row loops, for one task) compiled for the
+/// widest vector unit (see [`vectorized`]), with the [`RowMode`] of `plan`.
+///
+/// Non-temporal stores made through the mode are fenced (`sfence`) before this returns,
+/// also when `f` panics, so they are ordered before everything the thread does afterwards.
+///
+/// ```
+/// use ppstencil::exec::{run_rows, Plan};
+/// let mut row = vec![0.0f32; 1000];
+/// run_rows(Plan { prefetch: true, stream: true }, |mode| {
+///     let mut out = mode.output(&mut row[..]);
+///     for cols in out.blocks() {
+///         let mut block = out.block(cols.clone());
+///         for i in 0..block.len() {
+///             block[i] = (cols.start + i) as f32;
+///         }
+///     }
+/// });
+/// assert!(row.iter().enumerate().all(|(i, &v)| v == i as f32));
+/// ```
+#[inline(always)]
+pub fn run_rows<R>(plan: Plan, f: impl for<'s> FnOnce(RowMode<'s>) -> R) -> R {
+    vectorized(|| {
+        streaming(plan.stream, |stream| {
+            f(RowMode {
+                prefetch: plan.prefetch,
+                stream,
+            })
+        })
     })
 }
 
-/// Columns `0..n` of a row in blocks: the generated row loops compute one block at a time
-/// and, with `prefetch`, prefetch ahead once per block of [`BLOCK_BYTES`]; without, the
-/// whole row is one block (one long loop, as fast as it gets on cache-resident data).
+/// Permission to make non-temporal stores, only ever created by [`streaming`]: the CPU has
+/// AVX, and the scope it belongs to fences before it ends. Not `Send` (a fence orders only
+/// the stores of its own thread) and it cannot outlive that scope (`for<'s>` in
+/// [`streaming`]).
+#[derive(Clone, Copy, Debug)]
+struct Stream<'s> {
+    _scope: PhantomData<(&'s (), *const ())>,
+}
+
+/// Runs `f` with a [`Stream`] permission if `on` and the CPU allows, and fences afterwards.
 ///
-/// ```
-/// let b: Vec<_> = ppstencil::exec::blocks::<f32>(100, true).collect();
-/// assert_eq!(b, [0..64, 64..100]);
-/// assert_eq!(ppstencil::exec::blocks::<f32>(100, false).collect::<Vec<_>>(), [0..100]);
-/// ```
+/// `f` has a single call site, so that it is inlined into [`vectorized`]'s AVX2 copy.
 #[inline(always)]
-pub fn blocks<T>(n: usize, prefetch: bool) -> impl Iterator<Item = std::ops::Range<usize>> {
-    let len = if prefetch {
-        (BLOCK_BYTES / std::mem::size_of::<T>().max(1)).max(1)
-    } else {
-        n.max(1)
-    };
-    (0..n)
-        .step_by(len)
-        .map(move |start| start..(start + len).min(n))
+fn streaming<R>(on: bool, f: impl for<'s> FnOnce(Option<Stream<'s>>) -> R) -> R {
+    let stream = (on && simd() == Simd::Avx2).then_some(Stream {
+        _scope: PhantomData,
+    });
+    let _fence = stream.map(|_| Fence);
+    f(stream)
+}
+
+/// Issues `sfence` when dropped: on every way out of a [`streaming`] scope, unwinding
+/// included.
+struct Fence;
+
+impl Drop for Fence {
+    #[inline(always)]
+    fn drop(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `sfence` is part of SSE, which every x86_64 CPU has; it only waits until
+        // this thread's earlier stores are globally visible.
+        //
+        // Memory ordering: non-temporal stores are weakly ordered, i.e. they may become
+        // visible to other cores after later ordinary stores of the same thread (Rust
+        // requires the storing thread to `sfence` before the memory is accessed otherwise).
+        // This fence runs before the scope returns, so before anything the thread does after
+        // it: in particular before rayon's release store that marks the task done, which the
+        // joining thread acquires before it (or the caller of the launch) reads the field.
+        // Without the fence that thread could read stale data.
+        #[allow(unused_unsafe)]
+        unsafe {
+            std::arch::x86_64::_mm_sfence()
+        }
+    }
+}
+
+/// How one task runs the generated row loops (given by [`run_rows`]): whether rows are
+/// computed in blocks with prefetching, and whether `out` fields are streamed.
+#[derive(Clone, Copy, Debug)]
+pub struct RowMode<'s> {
+    prefetch: bool,
+    stream: Option<Stream<'s>>,
+}
+
+impl<'s> RowMode<'s> {
+    /// Whether to prefetch ahead before each block ([`Plan::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self) -> bool {
+        self.prefetch
+    }
+
+    /// Whether `out` fields are written with non-temporal stores.
+    pub fn streams(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// An `out` field's columns of one row, written one block at a time (streamed when the
+    /// mode says so).
+    #[inline(always)]
+    pub fn output<'r, T: Real>(&self, row: &'r mut [T]) -> RowOutput<'r, 's, T> {
+        RowOutput {
+            row,
+            blocked: self.prefetch || self.stream.is_some(),
+            stream: self.stream,
+            buffer: None,
+        }
+    }
+
+    /// An `inout` field's columns of one row: like [`output`](Self::output), but never
+    /// streamed, since the kernel reads the field where it writes it.
+    #[inline(always)]
+    pub fn inout<'r, T: Real>(&self, row: &'r mut [T]) -> RowOutput<'r, 's, T> {
+        RowOutput {
+            stream: None,
+            ..self.output(row)
+        }
+    }
+}
+
+/// Largest block, in elements, that is computed in a stack buffer and then streamed:
+/// [`BLOCK_BYTES`] of `f32`.
+const BLOCK_CAPACITY: usize = BLOCK_BYTES / 4;
+
+/// A cache-line-aligned stack buffer for one streamed block.
+#[repr(C, align(64))]
+struct AlignedBlock<T>([T; BLOCK_CAPACITY]);
+
+/// One output field's columns of one row in a generated row loop (from
+/// [`RowMode::output`] or [`RowMode::inout`]): it splits the row into blocks and lends
+/// each block to the loop as an [`OutputBlock`].
+pub struct RowOutput<'r, 's, T: Real> {
+    row: &'r mut [T],
+    blocked: bool,
+    stream: Option<Stream<'s>>,
+    buffer: Option<AlignedBlock<T>>,
+}
+
+impl<T: Real> RowOutput<'_, '_, T> {
+    /// The row's columns `0..n` in blocks of [`BLOCK_BYTES`] with prefetching or streaming;
+    /// otherwise the whole row is one block (one long loop, fastest on cache-resident data).
+    /// Streamed, the first block ends at the row's first 64-byte boundary, so that every
+    /// block but the first and last covers whole cache lines (streaming stores write whole
+    /// lines; a line written partly by plain stores would be read first). Only prefetched,
+    /// the blocks start at the row's first column: aligning them measured ~15 % slower for
+    /// `fd_pzz` (notes/perf3.md).
+    ///
+    /// ```
+    /// use ppstencil::exec::{run_rows, Plan};
+    /// let mut row = vec![0.0f32; 100];
+    /// let plain = run_rows(Plan::default(), |mode| mode.output(&mut row[..]).blocks().collect::<Vec<_>>());
+    /// assert_eq!(plain, [0..100]);
+    /// let blocked = run_rows(Plan { prefetch: true, stream: false }, |mode| {
+    ///     mode.output(&mut row[..]).blocks().collect::<Vec<_>>()
+    /// });
+    /// assert!(blocked.len() >= 2 && blocked.iter().all(|b| b.len() <= 64));
+    /// assert_eq!((blocked[0].start, blocked.last().unwrap().end), (0, 100));
+    /// ```
+    #[inline(always)]
+    pub fn blocks(&self) -> Blocks {
+        let n = self.row.len();
+        if !self.blocked {
+            return Blocks {
+                next: 0,
+                n,
+                len: n.max(1),
+                head: 0,
+            };
+        }
+        let size = std::mem::size_of::<T>().max(1);
+        let addr = self.row.as_ptr() as usize;
+        let head = if self.stream.is_some() && addr % size == 0 {
+            (addr.next_multiple_of(64) - addr) / size
+        } else {
+            0
+        };
+        Blocks {
+            next: 0,
+            n,
+            len: (BLOCK_BYTES / size).max(1),
+            head,
+        }
+    }
+
+    /// Prefetches the columns [`PREFETCH_BYTES`] after `from` for writing (see
+    /// [`prefetch_for_write`]), unless the row is streamed (streaming stores need no line in
+    /// cache: fetching it is exactly the traffic they avoid).
+    #[inline(always)]
+    pub fn prefetch(&mut self, from: usize) {
+        if self.stream.is_none() {
+            prefetch_for_write(self.row, from);
+        }
+    }
+
+    /// Columns `cols` of the row, to be written through the returned block. Streamed, the
+    /// block is a stack buffer copied to the row with non-temporal stores when the block is
+    /// dropped; otherwise it is the row's columns themselves.
+    ///
+    /// # Panics
+    /// If `cols` is not within the row (never for the ranges of [`blocks`](Self::blocks)).
+    #[inline(always)]
+    pub fn block(&mut self, cols: std::ops::Range<usize>) -> OutputBlock<'_, '_, T> {
+        let dst = &mut self.row[cols];
+        match self.stream {
+            Some(stream) if dst.len() <= BLOCK_CAPACITY => {
+                // Zeroed once per row, on its first block (not per block, not when plain).
+                #[allow(clippy::unnecessary_lazy_evaluations)]
+                let buffer = self
+                    .buffer
+                    .get_or_insert_with(|| AlignedBlock([T::ZERO; BLOCK_CAPACITY]));
+                OutputBlock {
+                    target: &mut buffer.0[..dst.len()],
+                    dst: Some((dst, stream)),
+                }
+            }
+            _ => OutputBlock {
+                target: dst,
+                dst: None,
+            },
+        }
+    }
+}
+
+/// One block of an output row, written by the generated loop through `Deref<Target =
+/// [T]>` (`pzz[i] = ...`). Streamed blocks reach the row when the block is dropped.
+pub struct OutputBlock<'b, 's, T: Real> {
+    target: &'b mut [T],
+    dst: Option<(&'b mut [T], Stream<'s>)>,
+}
+
+impl<T: Real> std::ops::Deref for OutputBlock<'_, '_, T> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        self.target
+    }
+}
+
+impl<T: Real> std::ops::DerefMut for OutputBlock<'_, '_, T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.target
+    }
+}
+
+impl<T: Real> Drop for OutputBlock<'_, '_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some((dst, stream)) = self.dst.take() {
+            stream_copy(stream, dst, self.target);
+        }
+    }
+}
+
+/// The blocks of one row (see [`RowOutput::blocks`]).
+#[derive(Clone, Debug)]
+pub struct Blocks {
+    next: usize,
+    n: usize,
+    len: usize,
+    head: usize,
+}
+
+impl Iterator for Blocks {
+    type Item = std::ops::Range<usize>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.n {
+            return None;
+        }
+        let start = self.next;
+        let end = if start < self.head {
+            self.head
+        } else {
+            start + self.len
+        };
+        self.next = end.min(self.n);
+        Some(start..self.next)
+    }
+}
+
+/// `dst.copy_from_slice(src)`, with non-temporal stores for the cache lines `dst` covers
+/// whole (plain stores for the partial lines at its ends).
+#[inline(always)]
+fn stream_copy<T: Real>(stream: Stream<'_>, dst: &mut [T], src: &[T]) {
+    let _ = stream;
+    #[cfg(target_arch = "x86_64")]
+    {
+        let size = std::mem::size_of::<T>();
+        let addr = dst.as_ptr() as usize;
+        if size > 0 && 64 % size == 0 && addr % size == 0 && dst.len() == src.len() {
+            let head = ((addr.next_multiple_of(64) - addr) / size).min(dst.len());
+            let lines = (dst.len() - head) * size / 64;
+            let end = head + lines * 64 / size;
+            // Only the row's first and last blocks have partial lines: skip the call for the
+            // others.
+            if head > 0 {
+                dst[..head].copy_from_slice(&src[..head]);
+            }
+            let (to, from) = (&mut dst[head..end], &src[head..end]);
+            // SAFETY: a `Stream` exists only where the CPU has AVX (`simd() == Avx2`).
+            // `to` and `from` are `lines * 64` bytes long (`end - head` elements of `64 /
+            // size` per line); `to` starts on a 64-byte boundary, as `_mm256_stream_si256`
+            // needs; `from` has no alignment requirement (`loadu`). `T` is `f32` or `f64`
+            // (`Real`), whose every byte is initialised, so reading it as integers is fine.
+            unsafe { stream_lines(to.as_mut_ptr().cast(), from.as_ptr().cast(), lines) };
+            if end < dst.len() {
+                dst[end..].copy_from_slice(&src[end..]);
+            }
+            return;
+        }
+    }
+    dst.copy_from_slice(src);
+}
+
+/// Copies `lines` 64-byte lines from `src` to `dst` with non-temporal stores.
+///
+/// # Safety
+/// The CPU must have AVX; `dst` must be 64-byte aligned; both must be valid for `64 * lines`
+/// bytes and not overlap.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+unsafe fn stream_lines(dst: *mut u8, src: *const u8, lines: usize) {
+    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256};
+    for line in 0..lines {
+        // SAFETY: within the `64 * lines` bytes the caller vouches for; `d` and `d + 32` are
+        // 32-byte aligned because `dst` is 64-byte aligned.
+        unsafe {
+            let (d, s) = (dst.add(64 * line), src.add(64 * line));
+            let lo = _mm256_loadu_si256(s.cast::<__m256i>());
+            let hi = _mm256_loadu_si256(s.add(32).cast::<__m256i>());
+            _mm256_stream_si256(d.cast::<__m256i>(), lo);
+            _mm256_stream_si256(d.add(32).cast::<__m256i>(), hi);
+        }
+    }
 }
 
 /// Asks the CPU to fetch into cache the [`BLOCK_BYTES`] that lie [`PREFETCH_BYTES`] after
@@ -479,6 +842,175 @@ mod tests {
         );
         assert!(rows < 4092 / 2, "{rows}");
         assert_eq!(r.clone().chunk_rows(3).rows_per_task(&g, 4, 4), 3);
+    }
+
+    /// `stream_copy` against a plain copy: every destination alignment within a cache line
+    /// (heads of 0..16 elements), lengths 0..70 (tails, whole lines, nothing), and no element
+    /// outside the destination touched.
+    fn stream_copy_matches_plain<T: Real>(from: impl Fn(usize) -> T) {
+        let per_line = 64 / std::mem::size_of::<T>();
+        let src: Vec<T> = (0..80).map(&from).collect();
+        let sentinel = T::lit(-7.0);
+        // 64-byte aligned storage so that `offset` is the head's true alignment.
+        let mut store = vec![AlignedBlock([sentinel; BLOCK_CAPACITY]); 4];
+        let streamed = streaming(true, |s| s.is_some());
+        for offset in 0..per_line {
+            for len in 0..70 {
+                let all: &mut [T] = flat(&mut store);
+                all.fill(sentinel);
+                streaming(true, |s| match s {
+                    Some(s) => stream_copy(s, &mut all[offset..offset + len], &src[..len]),
+                    None => all[offset..offset + len].copy_from_slice(&src[..len]),
+                });
+                let mut expected = vec![sentinel; all.len()];
+                expected[offset..offset + len].copy_from_slice(&src[..len]);
+                assert!(
+                    all.iter()
+                        .zip(&expected)
+                        .all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits()),
+                    "{} offset {offset} len {len} (streamed: {streamed})",
+                    T::NAME
+                );
+            }
+        }
+    }
+
+    fn flat<T>(blocks: &mut [AlignedBlock<T>]) -> &mut [T] {
+        let len = blocks.len() * BLOCK_CAPACITY;
+        // SAFETY: `AlignedBlock<T>` is `repr(C)` over `[T; BLOCK_CAPACITY]`, 64-byte aligned,
+        // whose size is a multiple of 64 bytes for `f32` and `f64` (no padding), so the blocks
+        // are `len` contiguous `T`s.
+        unsafe { std::slice::from_raw_parts_mut(blocks.as_mut_ptr().cast::<T>(), len) }
+    }
+
+    impl<T: Clone> Clone for AlignedBlock<T> {
+        fn clone(&self) -> Self {
+            AlignedBlock(self.0.clone())
+        }
+    }
+
+    #[test]
+    fn stream_copy_equals_a_plain_copy_f32() {
+        stream_copy_matches_plain::<f32>(|i| i as f32 * 0.5 + 1.0);
+    }
+
+    #[test]
+    fn stream_copy_equals_a_plain_copy_f64() {
+        stream_copy_matches_plain::<f64>(|i| i as f64 * 0.25 - 3.0);
+    }
+
+    /// The row machinery the generated loops use: blocks cover the row once, in order,
+    /// start on a cache line after the first, and what is written through the blocks lands
+    /// in the row, streamed or not.
+    #[test]
+    fn row_blocks_cover_the_row_and_reach_it() {
+        for plan in [
+            Plan::default(),
+            Plan {
+                prefetch: true,
+                stream: false,
+            },
+            Plan {
+                prefetch: false,
+                stream: true,
+            },
+            Plan {
+                prefetch: true,
+                stream: true,
+            },
+        ] {
+            for (skip, n) in [(0, 0), (1, 1), (3, 63), (2, 100), (5, 1000), (0, 4096)] {
+                let mut store = vec![0.0f64; skip + n + 3];
+                let row = &mut store[skip..skip + n];
+                let blocks = run_rows(plan, |mode| {
+                    let mut out = mode.output(&mut row[..]);
+                    let blocks: Vec<_> = out.blocks().collect();
+                    for cols in out.blocks() {
+                        let mut block = out.block(cols.clone());
+                        for i in 0..block.len() {
+                            block[i] = (cols.start + i) as f64 + 0.5;
+                        }
+                    }
+                    blocks
+                });
+                let mut next = 0;
+                for (k, b) in blocks.iter().enumerate() {
+                    assert_eq!(b.start, next, "{plan:?} n {n}: {blocks:?}");
+                    assert!(b.end > b.start);
+                    if plan.prefetch || plan.stream {
+                        assert!(b.len() <= 32, "{plan:?}: {blocks:?}");
+                    }
+                    if plan.prefetch && !plan.stream {
+                        assert_eq!(b.start % 32, 0, "{plan:?}: {blocks:?}");
+                    }
+                    if plan.stream && streaming(true, |s| s.is_some()) && k > 0 {
+                        assert_eq!(row[b.start..].as_ptr() as usize % 64, 0, "{blocks:?}");
+                    }
+                    next = b.end;
+                }
+                assert_eq!(next, n, "{plan:?}: {blocks:?}");
+                assert!(row.iter().enumerate().all(|(i, &v)| v == i as f64 + 0.5));
+                assert!(store[..skip]
+                    .iter()
+                    .chain(&store[skip + n..])
+                    .all(|&v| v == 0.0));
+            }
+        }
+    }
+
+    /// A generated kernel on a grid larger than the last-level cache (so it blocks,
+    /// prefetches and, with AVX2, streams) against the 4th-order formula written out by hand
+    /// in the same operation order, bit for bit; odd row length, so the rows start at every
+    /// alignment. Serial and rayon.
+    #[test]
+    fn streamed_fd_pzz_is_bit_identical_to_the_formula() {
+        use crate::{kernels::fd_pzz, HostField, ScalarField};
+        // Two f32 fields just above the LLC (capped, for small test runs on huge caches).
+        let points = (cache_sizes().llc / 8 + (1 << 16)).min(24 << 20);
+        let nx = 1001;
+        let nz = points.div_ceil(nx);
+        let grid = Grid {
+            nz,
+            nx,
+            z0: 2,
+            z1: nz - 2,
+            x0: 2,
+            x1: nx - 2,
+        };
+        let plan = Plan::for_launch::<f32>(&grid, 2);
+        eprintln!("{nz} x {nx}: {plan:?}, simd {:?}", simd());
+        let mut p: HostField<f32> = ScalarField::new(nz, nx).unwrap();
+        for (k, v) in p.as_mut_slice().iter_mut().enumerate() {
+            *v = ((k * 7919) % 1013) as f32 * 0.01 - 3.0;
+        }
+        let a = (-1.0f64 / 12.0) as f32;
+        let b = (4.0f64 / 3.0) as f32;
+        let c = (1.0f64 / 12.0) as f32;
+        let at = |z: usize, x: usize| p.as_slice()[z * nx + x];
+        let mut expected = vec![0.0f32; nz * nx];
+        for z in 2..nz - 2 {
+            for x in 2..nx - 2 {
+                expected[z * nx + x] = a * at(z - 2, x) + b * at(z - 1, x) - 2.5 * at(z, x)
+                    + b * at(z + 1, x)
+                    - c * at(z + 2, x);
+            }
+        }
+        for rayon in [false, true] {
+            let mut pzz: HostField<f32> = ScalarField::new(nz, nx).unwrap();
+            if rayon {
+                fd_pzz(&Rayon::with_threads(2).unwrap(), &mut pzz, &p).unwrap();
+            } else {
+                fd_pzz(&Serial, &mut pzz, &p).unwrap();
+            }
+            let got = pzz.as_slice();
+            let bad = (0..nz * nx).find(|&k| got[k].to_bits() != expected[k].to_bits());
+            assert_eq!(
+                bad,
+                None,
+                "rayon {rayon}: {:?}",
+                bad.map(|k| (got[k], expected[k]))
+            );
+        }
     }
 
     #[test]

@@ -207,11 +207,35 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
         let name = ident(&tap_name(s, t));
         quote!(::ppstencil::exec::prefetch(#name, cols.start);)
     });
+    // Every output row becomes a `RowOutput` (same name): `out` fields may be streamed,
+    // `inout` fields are read where they are written, so never.
+    let out_rows = s.outputs().into_iter().map(|p| {
+        let name = ident(&s.params[p].name);
+        if s.params[p].kind == ParamKind::Field(Access::InOut) {
+            quote!(let mut #name = mode.inout(&mut #name[grid.x0..grid.x1]);)
+        } else {
+            quote!(let mut #name = mode.output(&mut #name[grid.x0..grid.x1]);)
+        }
+    });
+    let first = &outs[0];
+    let tap_blocks = taps.iter().map(|t| {
+        let name = ident(&tap_name(s, t));
+        quote!(let #name = &#name[cols.clone()];)
+    });
+    let out_blocks = outs.iter().enumerate().map(|(k, o)| {
+        if k + 1 == outs.len() {
+            quote!(let mut #o = #o.block(cols);)
+        } else {
+            quote!(let mut #o = #o.block(cols.clone());)
+        }
+    });
     let doc = format!(
         " One row of `{}`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's \
-         slices; inputs are whole fields. Computed in blocks of a few cache lines; with \
-         `prefetch` (fields larger than the last-level cache), before each block the data a \
-         few KiB ahead is prefetched: the leading row of each input, and the outputs.",
+         slices; inputs are whole fields. With blocking (`mode`: fields larger than the \
+         last-level cache), the row is computed a few cache lines at a time: before each \
+         block the data a few KiB ahead is prefetched (the leading row of each input, and \
+         the outputs), and `out` fields may be written through a small buffer with \
+         streaming stores that skip the cache. The arithmetic is the same either way.",
         s.name
     );
     let uses_base = !taps.is_empty();
@@ -228,11 +252,11 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[inline(always)]
-        #[allow(clippy::too_many_arguments, clippy::needless_range_loop, unused_variables)]
+        #[allow(clippy::too_many_arguments, clippy::needless_range_loop, unused_variables, unused_mut)]
         fn row<T: ::ppstencil::Real>(
             grid: &::ppstencil::launch::Grid,
             iz: usize,
-            prefetch: bool,
+            mode: ::ppstencil::exec::RowMode<'_>,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
             #(#reals: T,)*
@@ -240,14 +264,16 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
             #nx_let
             let n = grid.x1 - grid.x0;
             #base
-            #(let #outs = &mut #outs[grid.x0..grid.x1];)*
+            #(#out_rows)*
             #(#tap_lets)*
-            for cols in ::ppstencil::exec::blocks::<T>(n, prefetch) {
-                if prefetch {
+            for cols in #first.blocks() {
+                if mode.prefetch() {
                     #(#prefetch_reads)*
-                    #(::ppstencil::exec::prefetch_for_write(#outs, cols.start);)*
+                    #(#outs.prefetch(cols.start);)*
                 }
-                for i in cols {
+                #(#tap_blocks)*
+                #(#out_blocks)*
+                for i in 0..#first.len() {
                     #(#body)*
                 }
             }
@@ -315,13 +341,13 @@ pub fn emit_rows(s: &Stencil) -> TokenStream {
         fn rows<T: ::ppstencil::Real>(
             grid: &::ppstencil::launch::Grid,
             z_first: usize,
-            prefetch: bool,
+            mode: ::ppstencil::exec::RowMode<'_>,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
             #(#reals: T,)*
         ) {
             for (row, #pat) in #chain.enumerate() {
-                Self::row(grid, z_first + row, prefetch, #(#outs,)* #(#ins,)* #(#reals,)*);
+                Self::row(grid, z_first + row, mode, #(#outs,)* #(#ins,)* #(#reals,)*);
             }
         }
     }
@@ -344,9 +370,9 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
         ) -> ::std::result::Result<(), ::ppstencil::Error> {
             #unpack
             let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
-            let prefetch = ::ppstencil::exec::prefetch_pays::<T>(grid, #nfields);
-            ::ppstencil::exec::vectorized(|| {
-                Self::rows(grid, grid.z0, prefetch, #(&mut #outs[domain.clone()],)* #(#ins,)* #(#reals,)*)
+            let plan = ::ppstencil::exec::Plan::for_launch::<T>(grid, #nfields);
+            ::ppstencil::exec::run_rows(plan, |mode| {
+                Self::rows(grid, grid.z0, mode, #(&mut #outs[domain.clone()],)* #(#ins,)* #(#reals,)*)
             });
             Ok(())
         }
@@ -378,11 +404,11 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
             #unpack
             let chunk_rows = chunk_rows.max(1);
             let task_len = chunk_rows * grid.nx;
-            let prefetch = ::ppstencil::exec::prefetch_pays::<T>(grid, #nfields);
+            let plan = ::ppstencil::exec::Plan::for_launch::<T>(grid, #nfields);
             #par.enumerate().for_each(|(task, #pat)| {
                 let z_first = grid.z0 + task * chunk_rows;
-                ::ppstencil::exec::vectorized(|| {
-                    Self::rows(grid, z_first, prefetch, #(#outs,)* #(#ins,)* #(#reals,)*)
+                ::ppstencil::exec::run_rows(plan, |mode| {
+                    Self::rows(grid, z_first, mode, #(#outs,)* #(#ins,)* #(#reals,)*)
                 });
             });
             Ok(())
@@ -559,13 +585,18 @@ mod tests {
             "let p_m1_0 = &p[base - nx..][..n];",
             "let p_0_0 = &p[base..][..n];",
             "let p_2_0 = &p[base + 2 * nx..][..n];",
-            "for cols in ::ppstencil::exec::blocks::<T>(n, prefetch) {",
+            "let mut pzz = mode.output(&mut pzz[grid.x0..grid.x1]);",
+            "for cols in pzz.blocks() {",
+            "if mode.prefetch() {",
             "::ppstencil::exec::prefetch(p_2_0, cols.start);",
-            "::ppstencil::exec::prefetch_for_write(pzz, cols.start);",
-            "for i in cols {",
+            "pzz.prefetch(cols.start);",
+            "let p_m2_0 = &p_m2_0[cols.clone()];",
+            "let mut pzz = pzz.block(cols);",
+            "for i in 0..pzz.len() {",
             "pzz[i] = T::lit(-0.08333333333333333) * p_m2_0[i]",
             "for (row, pzz) in pzz.chunks_mut(grid.nx).enumerate() {",
-            "::ppstencil::exec::vectorized(|| {",
+            "let plan = ::ppstencil::exec::Plan::for_launch::<T>(grid, 2);",
+            "|mode| { Self::rows(grid, grid.z0, mode, &mut pzz[domain.clone()], p) },",
         ] {
             assert!(src.contains(line), "missing `{line}` in:\n{src}");
         }
@@ -592,9 +623,20 @@ mod tests {
         let src = host_source(&s, "rayon");
         assert!(src.contains("par_chunks_mut(task_len)"), "{src}");
         assert!(
-            src.contains("Self::rows(grid, z_first, prefetch, a, b, p)"),
+            src.contains("Self::rows(grid, z_first, mode, a, b, p)"),
             "{src}"
         );
+        // `a` (out) may be streamed, `b` (inout) is read where it is written: never.
+        assert!(
+            src.contains("let mut a = mode.output(&mut a[grid.x0..grid.x1]);"),
+            "{src}"
+        );
+        assert!(
+            src.contains("let mut b = mode.inout(&mut b[grid.x0..grid.x1]);"),
+            "{src}"
+        );
+        assert!(src.contains("let mut a = a.block(cols.clone());"), "{src}");
+        assert!(src.contains("let mut b = b.block(cols);"), "{src}");
         assert!(src.contains(".zip("), "{src}");
         assert!(src.contains("b[i] = b[i] + p_0_1[i];"), "{src}");
     }
