@@ -36,11 +36,16 @@ use proc_macro2::TokenStream;
 /// Expands the body of a `stencil!` invocation: parses, validates, and emits every backend.
 /// This is the whole of the proc macro; errors carry the span of the offending token.
 pub fn expand(tokens: TokenStream) -> syn::Result<TokenStream> {
-    let stencils = parse_stencils(tokens.clone())?;
+    let stencils = parse::parse_stencils_spanned(tokens)?;
     let mut out = TokenStream::new();
-    for s in &stencils {
+    for (s, span) in &stencils {
         let dsl = emit::dsl::print(s);
-        out.extend(emit::rust::emit_stencil(s, &dsl, &extra_sources(s)));
+        out.extend(emit::rust::emit_stencil_at(
+            s,
+            &dsl,
+            &extra_sources(s),
+            *span,
+        ));
     }
     Ok(out)
 }

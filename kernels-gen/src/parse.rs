@@ -34,6 +34,15 @@ pub const NDIM: usize = 2;
 
 /// Parses the body of a `stencil!` invocation into stencils.
 pub fn parse_stencils(tokens: TokenStream) -> syn::Result<Vec<Stencil>> {
+    Ok(parse_stencils_spanned(tokens)?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect())
+}
+
+/// Like [`parse_stencils`], with the span of each stencil's name, so generated items can
+/// point compiler messages (e.g. "function defined here") at the user's source.
+pub fn parse_stencils_spanned(tokens: TokenStream) -> syn::Result<Vec<(Stencil, Span)>> {
     let file = StencilFile::parse.parse2(tokens)?;
     Ok(file.0)
 }
@@ -46,11 +55,11 @@ pub fn parse_str(src: &str) -> syn::Result<Vec<Stencil>> {
     parse_stencils(tokens)
 }
 
-struct StencilFile(Vec<Stencil>);
+struct StencilFile(Vec<(Stencil, Span)>);
 
 impl Parse for StencilFile {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let mut stencils: Vec<Stencil> = Vec::new();
+        let mut stencils: Vec<(Stencil, Span)> = Vec::new();
         let mut names: Vec<String> = Vec::new();
         if input.is_empty() {
             return Err(input.error(
@@ -70,7 +79,7 @@ impl Parse for StencilFile {
                 ));
             }
             names.push(stencil.name.clone());
-            stencils.push(stencil);
+            stencils.push((stencil, span));
         }
         Ok(StencilFile(stencils))
     }

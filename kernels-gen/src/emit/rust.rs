@@ -453,8 +453,19 @@ pub fn host_source(s: &Stencil, backend: &str) -> String {
 /// `sources` are extra `(backend, text)` pairs to embed (e.g. generated CUDA-C), so that
 /// `ppwave gen` and the GPU backends can read them at run time.
 pub fn emit_stencil(s: &Stencil, dsl_text: &str, sources: &[(String, String)]) -> TokenStream {
-    let ty = format_ident!("{}", s.type_name());
-    let fname = ident(&s.name);
+    emit_stencil_at(s, dsl_text, sources, Span::call_site())
+}
+
+/// [`emit_stencil`], with the generated function and marker type named at `span` (the user's
+/// stencil name), so compiler messages about a call point at the right stencil.
+pub fn emit_stencil_at(
+    s: &Stencil,
+    dsl_text: &str,
+    sources: &[(String, String)],
+    span: Span,
+) -> TokenStream {
+    let ty = Ident::new(&s.type_name(), span);
+    let fname = Ident::new(&s.name, span);
     let vis = if s.public { quote!(pub) } else { quote!() };
     let docs = &s.doc;
     let name = &s.name;
