@@ -100,6 +100,15 @@ impl BinOp {
         }
     }
 
+    /// Whether `operand` needs parentheses when printed under this operator in infix form
+    /// (Rust, C and the DSL share the rule): when it binds looser, and on the right also when
+    /// it binds equally, so the IR's grouping (`a - (b - c)`, `a + (b + c)`) and therefore its
+    /// rounding are kept exactly.
+    pub fn needs_parens(self, operand: &Expr, right: bool) -> bool {
+        let (p, q) = (self.precedence(), operand.precedence());
+        q < p || (right && q == p)
+    }
+
     /// Evaluates the operator on two constants (used for constant folding, in f64).
     pub fn eval(self, a: f64, b: f64) -> f64 {
         match self {
@@ -220,6 +229,24 @@ impl Expr {
             Expr::Call(_, args) => args.iter().for_each(|a| a.walk(f)),
             Expr::Lit(_) | Expr::Scalar(_) | Expr::Local(_) | Expr::Read { .. } => {}
         }
+    }
+
+    /// Binding strength of the top node in infix form: 1 for `+ -`, 2 for `* /`, 3 for a
+    /// negation or a negative constant, 4 for atoms (reads, scalars, locals, calls, other
+    /// constants). Emitters parenthesise an operand of lower strength than its context.
+    pub fn precedence(&self) -> u8 {
+        match self {
+            Expr::Binary(op, ..) => op.precedence(),
+            Expr::Neg(_) => 3,
+            Expr::Lit(v) if v.is_sign_negative() => 3,
+            _ => 4,
+        }
+    }
+
+    /// Whether this expression prints as a single token group (no operator at the top):
+    /// the operand of a negation or the receiver of a method call needs parentheses otherwise.
+    pub fn is_atom(&self) -> bool {
+        self.precedence() == 4
     }
 
     /// Floating-point operations this expression costs per evaluation: one per `+ - * /`,

@@ -134,6 +134,21 @@ impl StencilInfo {
         self.flops_per_point as f64 / self.bytes_per_point(elem_size).max(1) as f64
     }
 
+    /// Checks the numbers of output fields, input fields and real scalars of a launch against
+    /// the stencil's declaration ([`Error::Arity`] otherwise).
+    pub fn check_arity(&self, outs: usize, ins: usize, reals: usize) -> Result<()> {
+        for (found, declared, what) in [
+            (outs, self.outputs.len(), "output fields"),
+            (ins, self.inputs.len(), "input fields"),
+            (reals, self.reals.len(), "real scalars"),
+        ] {
+            if found != declared {
+                return Err(Error::arity(self.name, what));
+            }
+        }
+        Ok(())
+    }
+
     /// The generated source for `backend`, if emitted.
     pub fn source(&self, backend: &str) -> Option<&'static str> {
         self.sources
@@ -176,15 +191,7 @@ pub fn launch<S: Stencil, E: ExecutionSpace, T: Real>(
     indices: &[usize],
 ) -> Result<()> {
     let info = &S::INFO;
-    if outs.len() != info.outputs.len() {
-        return Err(Error::arity(info.name, "output fields"));
-    }
-    if ins.len() != info.inputs.len() {
-        return Err(Error::arity(info.name, "input fields"));
-    }
-    if reals.len() != info.reals.len() {
-        return Err(Error::arity(info.name, "real scalars"));
-    }
+    info.check_arity(outs.len(), ins.len(), reals.len())?;
     let Some(first) = outs.first() else {
         return Err(Error::arity(info.name, "output fields"));
     };

@@ -207,15 +207,6 @@ fn lit(v: f64, cty: &str) -> String {
     }
 }
 
-fn prec(e: &Expr) -> u8 {
-    match e {
-        Expr::Binary(op, ..) => op.precedence(),
-        Expr::Lit(v) if v.is_sign_negative() => 3,
-        Expr::Neg(_) => 3,
-        _ => 4,
-    }
-}
-
 fn func(f: Func, cty: &str) -> String {
     let base = match f {
         Func::Sqrt => "sqrt",
@@ -270,11 +261,10 @@ fn expr(s: &Stencil, n: &Names, e: &Expr, cty: &str) -> String {
         Expr::Local(l) => n.local(s, *l).to_string(),
         Expr::Read { field, offset } => format!("{}[{}]", n.param(*field), tap_index(offset)),
         // A nested negation or negative constant is parenthesised: `--x` would be a decrement.
-        Expr::Neg(a) => format!("-{}", wrap(a, prec(a) < 4)),
+        Expr::Neg(a) => format!("-{}", wrap(a, !a.is_atom())),
         Expr::Binary(op, a, b) => {
-            let p = op.precedence();
-            let rn = prec(b) <= p;
-            format!("{} {} {}", wrap(a, prec(a) < p), op.symbol(), wrap(b, rn))
+            let (l, r) = (op.needs_parens(a, false), op.needs_parens(b, true));
+            format!("{} {} {}", wrap(a, l), op.symbol(), wrap(b, r))
         }
         Expr::Call(f, args) => {
             let a: Vec<String> = args.iter().map(|x| expr(s, n, x, cty)).collect();

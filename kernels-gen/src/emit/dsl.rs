@@ -4,14 +4,6 @@
 
 use crate::ir::{Domain, Expr, ParamKind, Stencil, Stmt};
 
-fn prec(e: &Expr) -> u8 {
-    match e {
-        Expr::Binary(op, ..) => op.precedence(),
-        Expr::Lit(v) if v.is_sign_negative() => 3,
-        _ => 4,
-    }
-}
-
 fn lit(v: f64) -> String {
     let s = format!("{v:?}");
     if s.contains('.') || s.contains('e') || s.contains("inf") || s.contains("NaN") {
@@ -39,12 +31,11 @@ pub fn expr(s: &Stencil, e: &Expr) -> String {
             let o: Vec<String> = offset.iter().map(|v| v.to_string()).collect();
             format!("{}[{}]", s.params[*field].name, o.join(", "))
         }
-        Expr::Neg(a) => format!("-{}", wrap(a, prec(a) < 4)),
+        Expr::Neg(a) => format!("-{}", wrap(a, !a.is_atom())),
         Expr::Binary(op, a, b) => {
-            let p = op.precedence();
             // Floating-point `+` and `*` are not associative: keep the IR's grouping.
-            let rn = prec(b) <= p;
-            format!("{} {} {}", wrap(a, prec(a) < p), op.symbol(), wrap(b, rn))
+            let (l, r) = (op.needs_parens(a, false), op.needs_parens(b, true));
+            format!("{} {} {}", wrap(a, l), op.symbol(), wrap(b, r))
         }
         Expr::Call(f, args) => {
             let a: Vec<String> = args.iter().map(|x| expr(s, x)).collect();

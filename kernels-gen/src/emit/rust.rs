@@ -41,15 +41,6 @@ fn lit(v: f64) -> TokenStream {
     }
 }
 
-/// Precedence of an expression's top node, for minimal parentheses.
-fn prec(e: &Expr) -> u8 {
-    match e {
-        Expr::Binary(op, ..) => op.precedence(),
-        Expr::Lit(v) if v.is_sign_negative() => 3,
-        _ => 4,
-    }
-}
-
 /// Emits an expression. `read` renders a field tap (it differs between backends only in
 /// how a tap is named).
 fn expr(s: &Stencil, e: &Expr) -> TokenStream {
@@ -82,27 +73,21 @@ fn expr(s: &Stencil, e: &Expr) -> TokenStream {
             }
         }
         Expr::Neg(a) => {
-            let inner = paren_if(s, a, prec(a) < 4);
+            let inner = paren_if(s, a, !a.is_atom());
             quote!(-#inner)
         }
         Expr::Binary(op, a, b) => {
-            let p = op.precedence();
-            let left = paren_if(s, a, prec(a) < p);
+            let left = paren_if(s, a, op.needs_parens(a, false));
             // Floating-point `+` and `*` are not associative: a right operand of equal
             // precedence keeps its parentheses, so the code rounds as the IR says.
-            let right_needs = prec(b) <= p;
-            let right = paren_if(s, b, right_needs);
+            let right = paren_if(s, b, op.needs_parens(b, true));
             let sym: TokenStream = op.symbol().parse().unwrap_or_default();
             quote!(#left #sym #right)
         }
         Expr::Call(f, args) => {
             let name = ident(f.name());
             // A method call binds tighter than unary minus: `(-x).exp()`, not `-x.exp()`.
-            let first = paren_if(
-                s,
-                &args[0],
-                prec(&args[0]) < 4 || matches!(args[0], Expr::Neg(_)),
-            );
+            let first = paren_if(s, &args[0], !args[0].is_atom());
             let rest: Vec<TokenStream> = args[1..].iter().map(|a| expr(s, a)).collect();
             quote!(#first.#name(#(#rest),*))
         }

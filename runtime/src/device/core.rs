@@ -249,15 +249,7 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
     reals: &[T],
 ) -> Result<()> {
     let info = &St::INFO;
-    if outs.len() != info.outputs.len() {
-        return Err(Error::arity(info.name, "output fields"));
-    }
-    if ins.len() != info.inputs.len() {
-        return Err(Error::arity(info.name, "input fields"));
-    }
-    if reals.len() != info.reals.len() {
-        return Err(Error::arity(info.name, "real scalars"));
-    }
+    info.check_arity(outs.len(), ins.len(), reals.len())?;
     if !matches!(T::NAME, "f32" | "f64") {
         return Err(Error::invalid(
             "element type",
