@@ -588,6 +588,14 @@ pub fn ricker<T: Real>(nt: usize, dt: f64, fpeak: f64) -> Vec<T> {
         .collect()
 }
 
+/// The work fields of one time step, besides `p`, `pold` and `pnew`.
+enum StepFields<F> {
+    /// The paper's split kernels: the two second derivatives.
+    Split { pxx: F, pzz: F },
+    /// The fused step: `kv2 = (dt/dh)² v²`, computed once.
+    Fused { kv2: F },
+}
+
 /// Timing of one [`WaveSimulator::run`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RunStats {
@@ -987,39 +995,30 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         let mut pnew = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
         let dtdh2 = T::lit((c.dt / c.dh) * (c.dt / c.dh));
         let space = &self.space;
-        let mut pxx = None;
-        let mut pzz = None;
-        let mut kv2 = None;
-        match c.kernels {
-            Kernels::Split => {
-                pxx = Some(ScalarField::<E::Memory, T>::new(c.nz, c.nx)?);
-                pzz = Some(ScalarField::<E::Memory, T>::new(c.nz, c.nx)?);
-            }
+        // The fields the step needs besides p, pold, pnew.
+        let mut step = match c.kernels {
+            Kernels::Split => StepFields::Split {
+                pxx: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
+                pzz: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
+            },
             Kernels::Fused => {
-                let mut k = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
-                fd_kv2(space, &mut k, v, dtdh2)?;
-                kv2 = Some(k);
+                let mut kv2 = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+                fd_kv2(space, &mut kv2, v, dtdh2)?;
+                StepFields::Fused { kv2 }
             }
-        }
+        };
         for (it, &w) in wavelet.iter().enumerate() {
             if c.source_mode == SourceMode::Set {
                 add_source(space, &mut p, w, c.src_z, c.src_x)?;
             }
-            match (&mut pxx, &mut pzz, &kv2) {
-                (Some(pxx), Some(pzz), _) => {
+            match &mut step {
+                StepFields::Split { pxx, pzz } => {
                     fd_pzz(space, pzz, &p)?;
                     fd_pxx(space, pxx, &p)?;
                     fd_time(space, &mut pnew, &p, &pold, v, pxx, pzz, dtdh2)?;
                 }
-                (_, _, Some(kv2)) => {
+                StepFields::Fused { kv2 } => {
                     fd_step_of_order(space, c.space_order, &mut pnew, &p, &pold, kv2)?
-                }
-                _ => {
-                    return Err(Error::invalid(
-                        "kernels",
-                        c.kernels.name(),
-                        "no step kernels",
-                    ))
                 }
             }
             if c.source_mode == SourceMode::Add {
