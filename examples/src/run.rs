@@ -226,6 +226,28 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         ))
         .into());
     }
+    // On the host, refuse a run that cannot fit in memory before it starts, rather than
+    // letting the kernel's out-of-memory killer stop it half-way.
+    if matches!(o.backend(), Backend::Serial | Backend::Rayon) {
+        let need = (nz as f64) * (nx as f64) * 9.0 * bytes as f64;
+        if let Some(avail) = available_memory() {
+            if need > avail as f64 {
+                let gib = |b: f64| b / (1u64 << 30) as f64;
+                return Err(BadInput(format!(
+                    "--nz x --nx = {nz} x {nx} needs about {:.1} GiB (9 fields of {bytes} bytes \
+                     per point), but only {:.1} GiB of memory is available; use a smaller grid{}",
+                    gib(need),
+                    gib(avail as f64),
+                    if bytes == 8 {
+                        " or --precision f32"
+                    } else {
+                        ""
+                    }
+                ))
+                .into());
+            }
+        }
+    }
     if o.threads.is_some() && o.backend() != Backend::Rayon {
         return Err(origin(
             BadInput(format!(
@@ -274,6 +296,15 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         config,
         from_file,
     })
+}
+
+/// Memory the system can give without swapping (`MemAvailable` of `/proc/meminfo`), in bytes;
+/// `None` where it cannot be read (then no check is made).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Checks the arguments, runs the simulation on `--backend` and writes the outputs into

@@ -331,6 +331,38 @@ fn default_layers_on_a_small_grid_say_how_to_fix_it() {
 }
 
 #[test]
+fn a_grid_larger_than_memory_is_rejected_before_running() {
+    let out = scratch("huge");
+    // 10^6 x 10^6 points need 36 TB in f32: more than any test machine has.
+    let o = ppwave(&[
+        "run",
+        "--nz",
+        "1000000",
+        "--nx",
+        "1000000",
+        "--nt",
+        "1",
+        "--src-z",
+        "100",
+        "--src-x",
+        "100",
+        "--layer",
+        "0:10:1500",
+        "--backend",
+        "serial",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("1000000 x 1000000 needs about") && err.contains("use a smaller grid"),
+        "{err}"
+    );
+    assert!(!out.exists(), "no output");
+}
+
+#[test]
 fn unwritable_out_is_rejected_before_running() {
     // A regular file where the directory should be, and a directory below a regular file.
     let file = scratch("out-is-a-file");
