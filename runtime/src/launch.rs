@@ -190,6 +190,80 @@ pub fn launch<S: Stencil, E: ExecutionSpace, T: Real>(
     reals: &[T],
     indices: &[usize],
 ) -> Result<()> {
+    let (nz, nx) = check_fields::<S, _, T>(outs, ins, reals)?;
+    let grid = Grid::for_stencil(&S::INFO, nz, nx, indices)?;
+    run_on::<S, E, T>(space, &grid, outs, ins, reals)
+}
+
+/// Runs stencil `S` on the rectangle `rows × cols` only, a part of its domain (for example
+/// the strips of an absorbing layer, or the halo rows of a sub-domain), with the checks of
+/// [`launch`]. The rectangle must lie inside the stencil's domain (the interior at distance
+/// `radius` from every border); `#[at]` stencils use [`launch`].
+///
+/// ```
+/// use ppstencil::kernels::FdKv2;
+/// use ppstencil::launch::launch_in;
+/// use ppstencil::{HostField, ScalarField, Serial};
+/// let v = HostField::<f32>::from_fn(6, 8, |_, _| 2.0)?;
+/// let mut kv2: HostField<f32> = ScalarField::new(6, 8)?;
+/// launch_in::<FdKv2, _, f32>(&Serial, 0..2, 1..8, &mut [&mut kv2], &[&v], &[0.25])?;
+/// assert_eq!((kv2[(1, 1)], kv2[(1, 0)], kv2[(2, 1)]), (1.0, 0.0, 0.0));
+/// assert!(launch_in::<FdKv2, _, f32>(&Serial, 0..7, 0..8, &mut [&mut kv2], &[&v], &[0.25]).is_err());
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
+pub fn launch_in<S: Stencil, E: ExecutionSpace, T: Real>(
+    space: &E,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+    outs: &mut [&mut ScalarField<E::Memory, T>],
+    ins: &[&ScalarField<E::Memory, T>],
+    reals: &[T],
+) -> Result<()> {
+    let info = &S::INFO;
+    let (nz, nx) = check_fields::<S, _, T>(outs, ins, reals)?;
+    if info.point {
+        return Err(Error::invalid(
+            "launch_in",
+            info.name,
+            "a point (#[at]) stencil runs at its point: use its generated function",
+        ));
+    }
+    let domain = Grid::for_stencil(info, nz, nx, &[])?;
+    let inside = domain.z0 <= rows.start
+        && rows.start <= rows.end
+        && rows.end <= domain.z1
+        && domain.x0 <= cols.start
+        && cols.start <= cols.end
+        && cols.end <= domain.x1;
+    if !inside {
+        return Err(Error::invalid(
+            format!("region of kernel `{}`", info.name),
+            format!("rows {rows:?}, columns {cols:?}"),
+            format!(
+                "it must lie inside the stencil's domain: rows {}..{}, columns {}..{} (radius {})",
+                domain.z0, domain.z1, domain.x0, domain.x1, info.radius
+            ),
+        ));
+    }
+    if rows.is_empty() || cols.is_empty() {
+        return Ok(());
+    }
+    let grid = Grid {
+        z0: rows.start,
+        z1: rows.end,
+        x0: cols.start,
+        x1: cols.end,
+        ..domain
+    };
+    run_on::<S, E, T>(space, &grid, outs, ins, reals)
+}
+
+/// Checks argument counts and that every field has the first output's shape; returns it.
+fn check_fields<S: Stencil, M: crate::MemorySpace, T: Real>(
+    outs: &[&mut ScalarField<M, T>],
+    ins: &[&ScalarField<M, T>],
+    reals: &[T],
+) -> Result<(usize, usize)> {
     let info = &S::INFO;
     info.check_arity(outs.len(), ins.len(), reals.len())?;
     let Some(first) = outs.first() else {
@@ -214,8 +288,18 @@ pub fn launch<S: Stencil, E: ExecutionSpace, T: Real>(
             });
         }
     }
-    let grid = Grid::for_stencil(info, nz, nx, indices)?;
+    Ok((nz, nx))
+}
+
+/// Hands the fields' buffers to the execution space.
+fn run_on<S: Stencil, E: ExecutionSpace, T: Real>(
+    space: &E,
+    grid: &Grid,
+    outs: &mut [&mut ScalarField<E::Memory, T>],
+    ins: &[&ScalarField<E::Memory, T>],
+    reals: &[T],
+) -> Result<()> {
     let mut out_bufs: Vec<_> = outs.iter_mut().map(|f| f.buffer_mut()).collect();
     let in_bufs: Vec<_> = ins.iter().map(|f| f.buffer()).collect();
-    space.launch::<S, T>(&grid, &mut out_bufs, &in_bufs, reals)
+    space.launch::<S, T>(grid, &mut out_bufs, &in_bufs, reals)
 }

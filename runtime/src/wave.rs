@@ -21,8 +21,9 @@
 //!   steps ([`WaveSimulator::run_with`]).
 
 use crate::kernels::{
-    add_source, fd_absorb, fd_kv2, fd_pxx, fd_pzz, fd_step_of_order, fd_time, inject_source,
+    add_source, fd_kv2, fd_pxx, fd_pzz, fd_step_of_order, fd_time, inject_source, FdAbsorb,
 };
+use crate::launch::launch_in;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
 use crate::{Error, ExecutionSpace, HostField, MemorySpace, Real, Result, ScalarField};
@@ -1025,7 +1026,23 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
                 inject_source(space, &mut pnew, w, c.src_z, c.src_x)?;
             }
             if let Some(eta) = &eta {
-                fd_absorb(space, &mut pnew, &pold, eta)?;
+                // Only the layer: the top and bottom strips, then the sides between them.
+                let (w, nz, nx) = (c.absorb, c.nz, c.nx);
+                for (rows, cols) in [
+                    (0..w, 0..nx),
+                    (nz - w..nz, 0..nx),
+                    (w..nz - w, 0..w),
+                    (w..nz - w, nx - w..nx),
+                ] {
+                    launch_in::<FdAbsorb, E, T>(
+                        space,
+                        rows,
+                        cols,
+                        &mut [&mut pnew],
+                        &[&pold, eta],
+                        &[],
+                    )?;
+                }
             }
             pold.swap(&mut p);
             p.swap(&mut pnew);
