@@ -615,7 +615,52 @@ fn copies_with_the_wrong_length<E: ExecutionSpace>(space: E) {
     );
 }
 
+/// `launch_in` computes exactly the full launch's values inside the rectangle and leaves every
+/// other cell alone; a rectangle outside the domain is an error.
+fn launch_in_computes_only_the_rectangle<E: ExecutionSpace>(space: E) {
+    use ppstencil::kernels::FdPxx;
+    use ppstencil::launch::launch_in;
+    let (nz, nx) = (37, 101);
+    let mut rng = Rng::new(7);
+    let p: HostField<f32> = random(&mut rng, nz, nx, -1.0, 1.0);
+    let mut full: HostField<f32> = ScalarField::new(nz, nx).expect("field");
+    fd_pxx(&Serial, &mut full, &p).expect("serial fd_pxx");
+
+    let dp = to_space::<E, f32>(&p);
+    let mut out = to_space::<E, f32>(&host(nz, nx, |_, _| SENTINEL));
+    let (rows, cols) = (5..20, 3..50);
+    launch_in::<FdPxx, E, f32>(
+        &space,
+        rows.clone(),
+        cols.clone(),
+        &mut [&mut out],
+        &[&dp],
+        &[],
+    )
+    .expect("launch_in");
+    let got = back::<E, f32>(&out);
+    for iz in 0..nz {
+        for ix in 0..nx {
+            let want = if rows.contains(&iz) && cols.contains(&ix) {
+                full[(iz, ix)].to_f64()
+            } else {
+                SENTINEL
+            };
+            assert_value::<E>(got[iz * nx + ix], want, &format!("fd_pxx at ({iz}, {ix})"));
+        }
+    }
+    // Columns 0..2 are outside fd_pxx's domain (radius 2).
+    let e = launch_in::<FdPxx, E, f32>(&space, 5..20, 0..50, &mut [&mut out], &[&dp], &[])
+        .expect_err("outside the domain")
+        .to_string();
+    assert!(
+        e.contains("inside the stencil's domain") && e.contains("columns 2..99"),
+        "{e}"
+    );
+}
+
 for_each_space!(
+    launch_in_computes_only_the_rectangle,
     fd_pxx_paper_unit_test,
     fd_pzz_on_the_paper_field,
     transposed_paper_unit_tests,
