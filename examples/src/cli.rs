@@ -483,9 +483,13 @@ pub struct GenArgs {
     /// Which code to print.
     #[arg(long, value_enum, default_value_t = GenBackend::Serial)]
     pub backend: GenBackend,
-    /// Only this stencil (default: every acoustic kernel).
+    /// Only this stencil (default: every acoustic kernel, or every stencil of --file).
     #[arg(long, value_name = "NAME")]
     pub stencil: Option<String>,
+    /// Generate from the `stencil!` invocations of this Rust file (your own stencils) instead
+    /// of the built-in acoustic kernels.
+    #[arg(long, value_name = "FILE.rs")]
+    pub file: Option<std::path::PathBuf>,
 }
 
 #[cfg(test)]

@@ -1,19 +1,97 @@
-//! `ppwave gen`: prints the code generated for the acoustic kernels.
+//! `ppwave gen`: prints the code generated for the acoustic kernels, or for the stencils of a
+//! user's Rust file (`--file`).
 
 use crate::cli::{GenArgs, GenBackend};
 use crate::BadInput;
 use ppstencil::launch::StencilInfo;
 use std::io::Write;
 
+/// One stencil as `ppwave gen` shows it.
+struct Entry {
+    name: String,
+    radius: usize,
+    flops: usize,
+    bytes: usize,
+    body: String,
+}
+
+/// The built-in acoustic kernels: the sources embedded in their metadata.
+fn builtin(backend: GenBackend) -> anyhow::Result<Vec<Entry>> {
+    let name = backend.name();
+    ppstencil::kernels::ALL
+        .iter()
+        .map(|info: &StencilInfo| {
+            let body = match backend {
+                GenBackend::Dsl => info.dsl,
+                _ => info.source(name).ok_or_else(|| {
+                    let have: Vec<&str> = info.sources.iter().map(|(b, _)| *b).collect();
+                    anyhow::anyhow!(
+                        "no {name} source is embedded for stencil `{}` in this build \
+                         (available: {}, dsl); the {name} emitter is not part of this build",
+                        info.name,
+                        have.join(", ")
+                    )
+                })?,
+            };
+            Ok(Entry {
+                name: info.name.to_string(),
+                radius: info.radius,
+                flops: info.flops_per_point,
+                bytes: info.bytes_per_point(4),
+                body: body.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The stencils of a user's Rust file, generated now by kernels-gen.
+fn from_file(path: &std::path::Path, backend: GenBackend) -> anyhow::Result<Vec<Entry>> {
+    use kernels_gen::emit::{c, dsl, rust};
+    let shown = path.display();
+    if !path.is_file() {
+        return Err(BadInput(format!(
+            "--file {shown}: no such file; give a Rust file containing `stencil! {{ ... }}`"
+        ))
+        .into());
+    }
+    let stencils =
+        kernels_gen::build::stencils_in_file(path).map_err(|e| BadInput(format!("--file {e}")))?;
+    if stencils.is_empty() {
+        return Err(BadInput(format!(
+            "--file {shown}: no `stencil! {{ ... }}` invocation found (at the top level or in inline modules)"
+        ))
+        .into());
+    }
+    Ok(stencils
+        .iter()
+        .map(|s| Entry {
+            name: s.name.clone(),
+            radius: s.radius(),
+            flops: s.flops_per_point(),
+            bytes: s.bytes_per_point(4),
+            body: match backend {
+                GenBackend::Serial => rust::host_source(s, "serial"),
+                GenBackend::Rayon => rust::host_source(s, "rayon"),
+                GenBackend::Cuda => c::emit(s, c::Dialect::Cuda),
+                GenBackend::Hip => c::emit(s, c::Dialect::Hip),
+                GenBackend::Dsl => dsl::print(s),
+            },
+        })
+        .collect())
+}
+
 /// The text `ppwave gen` prints for `args`.
 pub fn render(args: &GenArgs) -> anyhow::Result<String> {
-    let all = ppstencil::kernels::ALL;
-    let chosen: Vec<&StencilInfo> = match &args.stencil {
+    let all = match &args.file {
+        Some(path) => from_file(path, args.backend)?,
+        None => builtin(args.backend)?,
+    };
+    let chosen: Vec<&Entry> = match &args.stencil {
         None => all.iter().collect(),
-        Some(name) => match all.iter().find(|i| i.name == name) {
-            Some(info) => vec![info],
+        Some(name) => match all.iter().find(|e| &e.name == name) {
+            Some(entry) => vec![entry],
             None => {
-                let names: Vec<&str> = all.iter().map(|i| i.name).collect();
+                let names: Vec<&str> = all.iter().map(|e| e.name.as_str()).collect();
                 return Err(BadInput(format!(
                     "unknown stencil `{name}`; valid names: {}",
                     names.join(", ")
@@ -24,27 +102,12 @@ pub fn render(args: &GenArgs) -> anyhow::Result<String> {
     };
     let backend = args.backend.name();
     let mut text = String::new();
-    for info in chosen {
-        let body = match args.backend {
-            GenBackend::Dsl => info.dsl,
-            _ => info.source(backend).ok_or_else(|| {
-                let have: Vec<&str> = info.sources.iter().map(|(b, _)| *b).collect();
-                anyhow::anyhow!(
-                    "no {backend} source is embedded for stencil `{}` in this build \
-                     (available: {}, dsl); the {backend} emitter is not part of this build",
-                    info.name,
-                    have.join(", ")
-                )
-            })?,
-        };
+    for e in chosen {
         text.push_str(&format!(
             "// ===== {} ({backend}): radius {}, {} flops/point, {} bytes/point in f32 =====\n",
-            info.name,
-            info.radius,
-            info.flops_per_point,
-            info.bytes_per_point(4)
+            e.name, e.radius, e.flops, e.bytes
         ));
-        text.push_str(body.trim_end());
+        text.push_str(e.body.trim_end());
         text.push_str("\n\n");
     }
     Ok(text)

@@ -104,10 +104,17 @@ static __device__ inline double fmax(double a, double b) { return __builtin_fmax
 /// Every `stencil!` invocation in a Rust source text (at the top level or in inline modules),
 /// parsed to IR.
 pub fn stencils_in_source(rust: &str) -> Result<Vec<Stencil>, String> {
-    let file = syn::parse_file(rust).map_err(|e| format!("cannot parse Rust source: {e}"))?;
+    let file =
+        syn::parse_file(rust).map_err(|e| format!("{}: cannot parse Rust source: {e}", at(&e)))?;
     let mut out = Vec::new();
     collect(&file.items, &mut out)?;
     Ok(out)
+}
+
+/// `line L, column C` of an error (1-based), from its span.
+fn at(e: &syn::Error) -> String {
+    let start = e.span().start();
+    format!("line {}, column {}", start.line, start.column + 1)
 }
 
 fn collect(items: &[syn::Item], out: &mut Vec<Stencil>) -> Result<(), String> {
@@ -121,7 +128,7 @@ fn collect(items: &[syn::Item], out: &mut Vec<Stencil>) -> Result<(), String> {
                     .is_some_and(|s| s.ident == "stencil") =>
             {
                 let parsed = crate::parse_stencils(m.mac.tokens.clone())
-                    .map_err(|e| format!("invalid stencil: {e}"))?;
+                    .map_err(|e| format!("{}: invalid stencil: {e}", at(&e)))?;
                 out.extend(parsed);
             }
             syn::Item::Mod(m) => {
