@@ -12,9 +12,10 @@
 //!    (the paper's three kernels) and fused, in Gpoints/s.
 //!
 //! The hand-written C/OpenMP fused step (crate `ppstencil-bench-ref`) runs in the same process
-//! as a reference. Results go to stdout as a table, and optionally to JSON (`--json`) and an
-//! SVG roofline plot (`--plot`).
+//! as a reference. Results go to stdout as a table, and optionally to JSON (`--json`) and a
+//! roofline plot (`--plot`, SVG or PNG by the file's extension).
 
+use crate::plot::{self, Anchor, Rgb, Shape};
 use anyhow::{bail, Context, Result};
 use ppstencil::exec::{cache_sizes, simd, vectorized};
 use ppstencil::launch::{Grid, Stencil, StencilInfo};
@@ -55,7 +56,8 @@ pub struct BenchArgs {
     /// Write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Draw the roofline (bandwidth lines, kernels as points) to this SVG file.
+    /// Draw the roofline (bandwidth lines, kernels as points) to this file: SVG, or PNG when
+    /// the name ends in .png.
     #[arg(long)]
     pub plot: Option<PathBuf>,
 }
@@ -138,6 +140,15 @@ fn check(args: &BenchArgs) -> Result<(Vec<&'static str>, usize)> {
     }
     if args.stream_mib == Some(0) {
         bail!("--stream-mib 0: use at least 1 MiB per STREAM array (default: 4 x the LLC)");
+    }
+    if let Some(path) = &args.plot {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !(ext.eq_ignore_ascii_case("svg") || is_png(path)) {
+            bail!(
+                "--plot {}: the picture is written as SVG or PNG; use a file name ending in .svg or .png",
+                path.display()
+            );
+        }
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
@@ -613,18 +624,23 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         println!("\nwrote {}", path.display());
     }
     if let Some(path) = &args.plot {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if !ext.eq_ignore_ascii_case("svg") {
-            bail!(
-                "--plot {}: only SVG plots are supported; use a file name ending in .svg",
-                path.display()
-            );
+        let (w, h, shapes) = roofline(&bandwidth, &kernel_rows);
+        if is_png(path) {
+            plot::png(path, w, h, &shapes)?;
+        } else {
+            std::fs::write(path, plot::svg(w, h, &shapes))
+                .with_context(|| format!("cannot write the plot to {}", path.display()))?;
         }
-        std::fs::write(path, roofline_svg(&bandwidth, &kernel_rows))
-            .with_context(|| format!("cannot write the plot to {}", path.display()))?;
         println!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// Whether a plot path asks for PNG (otherwise SVG).
+fn is_png(path: &std::path::Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
 }
 
 /// Fused over split step rate, per backend that has both.
@@ -642,9 +658,19 @@ fn fused_speedups(steps: &[StepRow]) -> Vec<(String, f64)> {
 }
 
 /// A log-log roofline: GFlop/s against flops per byte, one line per measured bandwidth and
-/// one point per kernel and backend.
-fn roofline_svg(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> String {
-    let (w, h, left, bottom, top, right) = (720.0, 480.0, 70.0, 50.0, 30.0, 200.0);
+/// one point per kernel and backend, as a picture of `(width, height, shapes)`.
+fn roofline(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> (usize, usize, Vec<Shape>) {
+    const BLACK: Rgb = [0, 0, 0];
+    const GRID: Rgb = [221, 221, 221];
+    const COLORS: [Rgb; 6] = [
+        [31, 119, 180],
+        [214, 39, 40],
+        [44, 160, 44],
+        [148, 103, 189],
+        [255, 127, 14],
+        [140, 86, 75],
+    ];
+    let (w, h, left, bottom, top, right) = (800.0, 480.0, 70.0, 50.0, 30.0, 290.0);
     let (x_lo, x_hi) = (0.05f64, 5.0f64);
     let max_flops = rows
         .iter()
@@ -658,70 +684,130 @@ fn roofline_svg(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> String {
     let py = |y: f64| {
         h - bottom - (y.log10() - y_lo.log10()) / (y_hi.log10() - y_lo.log10()) * (h - bottom - top)
     };
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">Roofline (memory bound: GFlop/s = AI x measured triad GB/s)</text>\n",
-        (left + w - right) / 2.0
-    );
+    let text = |at: (f64, f64), t: String, color: Rgb, anchor: Anchor| Shape::Text {
+        at,
+        text: t,
+        color,
+        anchor,
+        vertical: false,
+    };
     let (x0, x1, y0, y1) = (px(x_lo), px(x_hi), py(y_lo), py(y_hi));
-    let _ = writeln!(
-        s,
-        "<rect x=\"{x0}\" y=\"{y1}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>",
-        x1 - x0,
-        y0 - y1
-    );
+    let mut shapes = vec![text(
+        ((left + w - right) / 2.0, 18.0),
+        "Roofline: GFlop/s = AI x measured triad GB/s".into(),
+        BLACK,
+        Anchor::Middle,
+    )];
     let mut decade = y_lo;
     while decade <= y_hi * 1.001 {
         let y = py(decade);
-        let _ = writeln!(s, "<line x1=\"{x0}\" y1=\"{y}\" x2=\"{x1}\" y2=\"{y}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{decade}</text>", x0 - 4.0, y + 4.0);
+        shapes.push(Shape::Line {
+            from: (x0, y),
+            to: (x1, y),
+            color: GRID,
+            width: 1,
+        });
+        shapes.push(text(
+            (x0 - 4.0, y + 4.0),
+            format!("{decade}"),
+            BLACK,
+            Anchor::End,
+        ));
         decade *= 10.0;
     }
     for x in [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0] {
         let xp = px(x);
-        let _ = writeln!(s, "<line x1=\"{xp}\" y1=\"{y1}\" x2=\"{xp}\" y2=\"{y0}\" stroke=\"#ddd\"/><text x=\"{xp}\" y=\"{}\" text-anchor=\"middle\">{x}</text>", y0 + 16.0);
+        shapes.push(Shape::Line {
+            from: (xp, y1),
+            to: (xp, y0),
+            color: GRID,
+            width: 1,
+        });
+        shapes.push(text((xp, y0 + 16.0), format!("{x}"), BLACK, Anchor::Middle));
     }
-    let _ = writeln!(s, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (flop / compulsory byte)</text>", (x0 + x1) / 2.0, h - 10.0);
-    let _ = writeln!(
-        s,
-        "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">GFlop/s</text>",
-        (y0 + y1) / 2.0
-    );
-    let colors = [
-        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-    ];
+    shapes.push(Shape::Rect {
+        at: (x0, y1),
+        size: (x1 - x0, y0 - y1),
+        color: BLACK,
+    });
+    shapes.push(text(
+        ((x0 + x1) / 2.0, h - 10.0),
+        "arithmetic intensity (flop / compulsory byte)".into(),
+        BLACK,
+        Anchor::Middle,
+    ));
+    shapes.push(Shape::Text {
+        at: (20.0, (y0 + y1) / 2.0),
+        text: "GFlop/s".into(),
+        color: BLACK,
+        anchor: Anchor::Middle,
+        vertical: true,
+    });
+    // Triad labels at the lines' right ends, pushed apart when the bandwidths are close.
+    let mut label_ys: Vec<f64> = Vec::new();
     for (i, b) in bandwidth.iter().enumerate() {
-        let c = colors[i % colors.len()];
-        let _ = writeln!(
-            s,
-            "<line x1=\"{x0}\" y1=\"{}\" x2=\"{x1}\" y2=\"{}\" stroke=\"{c}\" stroke-width=\"2\"/>\
-             <text x=\"{}\" y=\"{}\" fill=\"{c}\">triad {} thread(s): {:.1} GB/s</text>",
-            py((b.triad_gbs * x_lo).max(y_lo)),
-            py(b.triad_gbs * x_hi),
-            x1 + 6.0,
-            py(b.triad_gbs * x_hi) + 4.0,
-            b.threads,
-            b.triad_gbs
-        );
+        let c = COLORS[i % COLORS.len()];
+        let end = py(b.triad_gbs * x_hi);
+        let mut label_y = end + 4.0;
+        while label_ys.iter().any(|y| (y - label_y).abs() < 12.0) {
+            label_y += 12.0;
+        }
+        label_ys.push(label_y);
+        shapes.push(Shape::Line {
+            from: (x0, py((b.triad_gbs * x_lo).max(y_lo))),
+            to: (x1, end),
+            color: c,
+            width: 2,
+        });
+        shapes.push(text(
+            (x1 + 6.0, label_y),
+            format!("triad {} thr: {:.1} GB/s", b.threads, b.triad_gbs),
+            c,
+            Anchor::Start,
+        ));
     }
+    // Points carry a number; the legend beside the plot names them (labels next to the
+    // points would overlap: several kernels share one arithmetic intensity).
+    let legend_top = label_ys.iter().copied().fold(py(y_hi), f64::max) + 24.0;
     for (i, r) in rows.iter().enumerate() {
         let ai = r.info.arithmetic_intensity(4);
         let (cx, cy) = (px(ai), py(r.gflops().max(y_lo)));
         let c = if r.threads == Some(1) {
-            colors[0]
+            COLORS[0]
         } else {
-            colors[1]
+            COLORS[1]
         };
-        let _ = writeln!(
-            s,
-            "<circle cx=\"{cx}\" cy=\"{cy}\" r=\"4\" fill=\"{c}\"/>\
-             <text x=\"{}\" y=\"{}\" font-size=\"10\">{} {}</text>",
-            cx + 6.0,
-            cy + 3.0 + 11.0 * ((i % 3) as f64 - 1.0),
-            r.kernel,
-            r.backend
-        );
+        shapes.push(Shape::Dot {
+            at: (cx, cy),
+            r: 4.0,
+            color: c,
+        });
+        let side = if i % 2 == 0 { -1.0 } else { 1.0 };
+        shapes.push(text(
+            (
+                cx + side * 7.0,
+                cy + 4.0 + 10.0 * ((i / 2 % 3) as f64 - 1.0),
+            ),
+            format!("{}", i + 1),
+            c,
+            if side < 0.0 {
+                Anchor::End
+            } else {
+                Anchor::Start
+            },
+        ));
+        shapes.push(text(
+            (x1 + 6.0, legend_top + 13.0 * i as f64),
+            format!(
+                "{:>2} {} {}: {:.0} GB/s",
+                i + 1,
+                r.kernel,
+                r.backend,
+                r.gbs()
+            ),
+            c,
+            Anchor::Start,
+        ));
     }
-    s.push_str("</svg>\n");
-    s
+    (w as usize, h as usize, shapes)
 }

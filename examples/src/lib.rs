@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod gen;
 pub mod output;
+pub mod plot;
 pub mod run;
 
 use std::fmt;

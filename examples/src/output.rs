@@ -188,7 +188,7 @@ fn reduce<T: Real>(
 }
 
 /// Writes 8-bit pixels (`channels` 1: gray, 3: RGB) of a `w × h` image.
-fn encode(
+pub(crate) fn encode(
     path: &Path,
     w: usize,
     h: usize,

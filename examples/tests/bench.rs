@@ -104,6 +104,36 @@ fn tiny_bench_writes_the_roofline_json_and_plot() {
         plot.starts_with("<svg") && plot.contains("fd_step"),
         "{plot}"
     );
+    // The same picture as PNG: signature and the 800 x 480 header.
+    let png = dir.join("roofline.png");
+    let out = ppwave(&[
+        "bench",
+        "--nz",
+        "24",
+        "--nx",
+        "40",
+        "--repeat",
+        "1",
+        "--threads",
+        "1",
+        "--stream-mib",
+        "1",
+        "--backend",
+        "serial",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!((w, h), (800, 480));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -131,6 +161,18 @@ fn bad_input_is_a_clear_error() {
         (
             &["bench", "--nz", "24", "--nx", "24", "--chunk-rows", "0"],
             "--chunk-rows 0",
+        ),
+        (
+            &[
+                "bench",
+                "--nz",
+                "24",
+                "--nx",
+                "24",
+                "--plot",
+                "roofline.jpg",
+            ],
+            "ending in .svg or .png",
         ),
     ];
     for (args, expected) in cases {
