@@ -1,7 +1,7 @@
 //! A small vector picture (lines, rectangles, dots, text) written either as SVG or as PNG.
 //!
 //! `ppwave bench --plot` draws its roofline once as a list of [`Shape`]s; [`svg`] writes it as
-//! text, [`png`] rasterises it (one pixel per unit, lines by Bresenham, text with the public-domain
+//! text, [`png()`] rasterises it (one pixel per unit, lines by Bresenham, text with the public-domain
 //! 8 × 8 bitmap font of the `font8x8` crate) so the picture needs no font or renderer on the
 //! machine that makes it.
 

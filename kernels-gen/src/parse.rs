@@ -1,4 +1,4 @@
-//! The `stencil!` front end: tokens → validated [`ir::Stencil`]s.
+//! The `stencil!` front end: tokens → validated IR ([`crate::ir::Stencil`]).
 //!
 //! Grammar (one or more stencils per invocation):
 //!

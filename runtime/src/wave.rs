@@ -174,7 +174,7 @@ pub fn ricker_delayed(nt: usize, dt: f64, fpeak: f64, delay: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The absorbing layer's damping, as the factor `eta = η dt / 2` of [`fd_absorb`], for a
+/// The absorbing layer's damping, as the factor `eta = η dt / 2` of [`fd_absorb`](crate::kernels::fd_absorb), for a
 /// point `d` cells deep into a layer of `width` cells (`1 <= d <= width`; 0 outside):
 /// `η = ABSORB_STRENGTH · v / (width · dh) · (d / width)²`. At a corner, the depths along z
 /// and x add their contributions.
