@@ -217,7 +217,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     };
     if nz
         .checked_mul(nx)
-        .and_then(|n| n.checked_mul(9 * bytes))
+        .and_then(|n| n.checked_mul(FIELDS_PER_POINT * bytes))
         .is_none()
     {
         return Err(BadInput(format!(
@@ -229,12 +229,12 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     // On the host, refuse a run that cannot fit in memory before it starts, rather than
     // letting the kernel's out-of-memory killer stop it half-way.
     if matches!(o.backend(), Backend::Serial | Backend::Rayon) {
-        let need = (nz as f64) * (nx as f64) * 9.0 * bytes as f64;
+        let need = (nz as f64) * (nx as f64) * (FIELDS_PER_POINT * bytes) as f64;
         if let Some(avail) = available_memory() {
             if need > avail as f64 {
                 let gib = |b: f64| b / (1u64 << 30) as f64;
                 return Err(BadInput(format!(
-                    "--nz x --nx = {nz} x {nx} needs about {:.1} GiB (9 fields of {bytes} bytes \
+                    "--nz x --nx = {nz} x {nx} needs about {:.1} GiB ({FIELDS_PER_POINT} fields of {bytes} bytes \
                      per point), but only {:.1} GiB of memory is available; use a smaller grid{}",
                     gib(need),
                     gib(avail as f64),
@@ -297,6 +297,10 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         from_file,
     })
 }
+
+/// Fields of `nz × nx` elements a run holds at most: velocity, p, pold, pnew, kv2 or
+/// pxx + pzz, the damping, and the host copies of the results.
+const FIELDS_PER_POINT: usize = 9;
 
 /// Memory the system can give without swapping (`MemAvailable` of `/proc/meminfo`), in bytes;
 /// `None` where it cannot be read (then no check is made).

@@ -8,13 +8,9 @@ fn ppwave(args: &[&str]) -> std::process::Output {
         .expect("ppwave runs")
 }
 
-#[test]
-fn tiny_bench_writes_the_roofline_json_and_plot() {
-    let dir = std::env::temp_dir().join(format!("ppwave-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("bench.json");
-    let svg = dir.join("roofline.svg");
-    let out = ppwave(&[
+/// `ppwave bench` on a 24 x 40 grid, one timed run, one thread, 1 MiB STREAM arrays.
+fn tiny_bench(extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
         "bench",
         "--nz",
         "24",
@@ -26,6 +22,18 @@ fn tiny_bench_writes_the_roofline_json_and_plot() {
         "1",
         "--stream-mib",
         "1",
+    ];
+    args.extend_from_slice(extra);
+    ppwave(&args)
+}
+
+#[test]
+fn tiny_bench_writes_the_roofline_json_and_plot() {
+    let dir = std::env::temp_dir().join(format!("ppwave-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("bench.json");
+    let svg = dir.join("roofline.svg");
+    let out = tiny_bench(&[
         "--json",
         json.to_str().unwrap(),
         "--plot",
@@ -106,23 +114,7 @@ fn tiny_bench_writes_the_roofline_json_and_plot() {
     );
     // The same picture as PNG: signature and the 800 x 480 header.
     let png = dir.join("roofline.png");
-    let out = ppwave(&[
-        "bench",
-        "--nz",
-        "24",
-        "--nx",
-        "40",
-        "--repeat",
-        "1",
-        "--threads",
-        "1",
-        "--stream-mib",
-        "1",
-        "--backend",
-        "serial",
-        "--plot",
-        png.to_str().unwrap(),
-    ]);
+    let out = tiny_bench(&["--backend", "serial", "--plot", png.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",

@@ -806,6 +806,18 @@ unsafe fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
 mod tests {
     use super::*;
 
+    /// The domain of a radius-2 stencil on an `nz × nx` field.
+    fn interior(nz: usize, nx: usize) -> Grid {
+        Grid {
+            nz,
+            nx,
+            z0: 2,
+            z1: nz - 2,
+            x0: 2,
+            x1: nx - 2,
+        }
+    }
+
     #[test]
     fn sysfs_sizes_parse() {
         assert_eq!(parse_size("48K"), Some(48 * 1024));
@@ -823,14 +835,7 @@ mod tests {
     #[test]
     fn tasks_fit_l2_but_cover_every_thread() {
         let r = Rayon::with_threads(2).unwrap();
-        let grid = |nz, nx| Grid {
-            nz,
-            nx,
-            z0: 2,
-            z1: nz - 2,
-            x0: 2,
-            x1: nx - 2,
-        };
+        let grid = interior;
         // Small grid: one task per thread (8 rows each), not one per row.
         assert_eq!(r.rows_per_task(&grid(20, 20), 4, 4), 8);
         // Large grid: a task's rows of all fields fit in half the L2 cache.
@@ -969,14 +974,7 @@ mod tests {
         let points = (cache_sizes().llc / 8 + (1 << 16)).min(24 << 20);
         let nx = 1001;
         let nz = points.div_ceil(nx);
-        let grid = Grid {
-            nz,
-            nx,
-            z0: 2,
-            z1: nz - 2,
-            x0: 2,
-            x1: nx - 2,
-        };
+        let grid = interior(nz, nx);
         let plan = Plan::for_launch::<f32>(&grid, 2);
         eprintln!("{nz} x {nx}: {plan:?}, simd {:?}", simd());
         let mut p: HostField<f32> = ScalarField::new(nz, nx).unwrap();
