@@ -1,7 +1,8 @@
 //! Criterion benchmarks of the acoustic kernels, serial and rayon, with the hand-written
-//! C/OpenMP fused step measured in the same run as the reference.
+//! C/OpenMP fused step measured in the same run as the reference (feature `c-reference`, on by
+//! default; without it the C group is skipped with a note).
 //!
-//! `cargo bench -p ppstencil-bench-ref --features criterion` (grid: `PPSTENCIL_BENCH_GRID=NZxNX`,
+//! `cargo bench -p ppwave --features criterion` (grid: `PPSTENCIL_BENCH_GRID=NZxNX`,
 //! default 1751x5001, the paper's). Throughput is in grid points per second.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ppstencil::{kernels, ExecutionSpace, HostField, Rayon, ScalarField, Serial};
@@ -101,12 +102,16 @@ fn bench(c: &mut Criterion) {
     kernels_on(c, &Serial, "serial", &mut f);
     let pool = Rayon::with_threads(threads).unwrap();
     kernels_on(c, &pool, &format!("rayon{threads}"), &mut f);
+    if !ppwave::cref::available() {
+        eprintln!("c-openmp: skipped: {}", ppwave::cref::RefError::Unavailable);
+        return;
+    }
     let mut g = c.benchmark_group(format!("c-openmp/{nz}x{nx}"));
     g.throughput(Throughput::Elements((nz * nx) as u64));
     for t in [1, threads] {
         g.bench_function(format!("step_fused/{t}"), |b| {
             b.iter(|| {
-                ppstencil_bench_ref::fd_step(
+                ppwave::cref::fd_step(
                     f.pnew.as_mut_slice(),
                     f.p.as_slice(),
                     f.pold.as_slice(),

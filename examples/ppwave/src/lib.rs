@@ -1,12 +1,14 @@
 //! The `ppwave` command-line program as a library: argument definitions ([`cli`]), the
-//! subcommands ([`run`], [`gen`], [`bench`](mod@bench)), the output writers ([`output`]) and the mapping
-//! of errors to exit codes ([`exit_code`]). `src/bin/ppwave.rs` is a thin `main` over
+//! subcommands ([`run`], [`gen`], [`bench`](mod@bench)), the output writers ([`output`]), the
+//! hand-written C reference measured by `ppwave bench` ([`cref`], feature `c-reference`) and
+//! the mapping of errors to exit codes ([`exit_code`]). `src/main.rs` is a thin `main` over
 //! [`execute`].
 #![warn(missing_docs)]
 
 pub mod bench;
 pub mod cli;
 pub mod config;
+pub mod cref;
 pub mod gen;
 pub mod output;
 pub mod plot;

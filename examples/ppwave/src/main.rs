@@ -4,15 +4,15 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // Usage errors are printed by clap, which exits with status 2 (0 for --help/--version).
-    let cli = ppstencil_examples::cli::Cli::parse();
-    match ppstencil_examples::execute(cli) {
+    let cli = ppwave::cli::Cli::parse();
+    match ppwave::execute(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             for cause in e.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            ExitCode::from(ppstencil_examples::exit_code(&e))
+            ExitCode::from(ppwave::exit_code(&e))
         }
     }
 }

@@ -1,14 +1,19 @@
-//! A hand-written C/OpenMP reference of the fused acoustic step (`csrc/fd_step.c`), compiled
-//! by `build.rs` with `-O3 -march=native -fopenmp -ffp-contract=off`, to measure the
-//! generated Rust kernels against in the same run (`ppwave bench`, `cargo bench`).
-#![warn(missing_docs)]
+//! The hand-written C/OpenMP reference of the fused acoustic step (`csrc/fd_step.c`), compiled
+//! by `build.rs` with `-O3 -march=native -fopenmp -ffp-contract=off` when the cargo feature
+//! `c-reference` is on (the default), to measure the generated Rust kernels against in the
+//! same run (`ppwave bench`, `cargo bench -p ppwave --features criterion`).
+//!
+//! This module holds only the safe wrapper over the C function and the check that it agrees
+//! with the generated kernel bit for bit; the timing lives in [`bench`](mod@crate::bench).
+//! Without the feature, or without a C compiler, every call returns [`RefError::Unavailable`],
+//! whose message says how to get the reference.
 
 use std::fmt;
 
 /// Why the reference cannot run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RefError {
-    /// The C compiler was missing when this crate was built.
+    /// Not compiled: the feature `c-reference` was off, or no C compiler was found.
     Unavailable,
     /// Slices of the wrong length or a grid smaller than 5 x 5.
     BadShape(String),
@@ -17,10 +22,15 @@ pub enum RefError {
 impl fmt::Display for RefError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            RefError::Unavailable if cfg!(feature = "c-reference") => write!(
+                f,
+                "the C reference was not built (no C compiler found when building ppwave; \
+                 install gcc or clang and rebuild)"
+            ),
             RefError::Unavailable => write!(
                 f,
-                "the C reference was not built (no C compiler found when building \
-                 ppstencil-bench-ref; install gcc or clang and rebuild)"
+                "the C reference was not built (ppwave was built without the feature \
+                 `c-reference`; rebuild with `--features c-reference`)"
             ),
             RefError::BadShape(m) => write!(f, "{m}"),
         }
@@ -29,7 +39,7 @@ impl fmt::Display for RefError {
 
 impl std::error::Error for RefError {}
 
-#[cfg(not(ppref_missing))]
+#[cfg(ppref)]
 extern "C" {
     fn ppref_has_openmp() -> i32;
     fn ppref_fd_step_f32(
@@ -43,19 +53,19 @@ extern "C" {
     );
 }
 
-/// Whether the reference was compiled (a C compiler was found).
+/// Whether the reference was compiled (feature `c-reference` on and a C compiler found).
 pub fn available() -> bool {
-    cfg!(not(ppref_missing))
+    cfg!(ppref)
 }
 
 /// Whether the reference was compiled with OpenMP (otherwise it runs on one thread).
 pub fn has_openmp() -> bool {
-    #[cfg(not(ppref_missing))]
+    #[cfg(ppref)]
     {
         // SAFETY: a pure function without arguments.
         unsafe { ppref_has_openmp() != 0 }
     }
-    #[cfg(ppref_missing)]
+    #[cfg(not(ppref))]
     false
 }
 
@@ -82,7 +92,7 @@ pub fn fd_step(
         )));
     }
     let threads = i32::try_from(threads.max(1)).unwrap_or(i32::MAX);
-    #[cfg(not(ppref_missing))]
+    #[cfg(ppref)]
     {
         // SAFETY: all four slices hold nz * nx elements (checked above) and nz, nx >= 5, so
         // every index the C loop touches (rows 0..nz, columns 0..nx) is in bounds; `pnew`
@@ -100,7 +110,7 @@ pub fn fd_step(
         }
         Ok(())
     }
-    #[cfg(ppref_missing)]
+    #[cfg(not(ppref))]
     {
         let _ = threads;
         Err(RefError::Unavailable)
@@ -110,10 +120,11 @@ pub fn fd_step(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ppstencil::{kernels, HostField, ScalarField, Serial};
 
+    #[cfg(ppref)]
     #[test]
     fn matches_the_generated_kernel_bit_for_bit() {
+        use ppstencil::{kernels, HostField, ScalarField, Serial};
         let (nz, nx) = (13, 17);
         let f = |a: f32| move |z: usize, x: usize| (a * z as f32 + 0.37 * x as f32).sin();
         let p: HostField = ScalarField::from_fn(nz, nx, f(0.3)).unwrap();
@@ -135,6 +146,22 @@ mod tests {
         .unwrap();
         assert_eq!(rust.as_slice(), &c[..]);
         assert!(c.iter().any(|v| *v != 0.0));
+    }
+
+    #[cfg(not(ppref))]
+    #[test]
+    fn without_the_kernel_fd_step_says_how_to_get_it() {
+        let v = vec![0.0f32; 25];
+        let mut o = v.clone();
+        let e = fd_step(&mut o, &v, &v, &v, 5, 5, 1).unwrap_err();
+        assert_eq!(e, RefError::Unavailable);
+        let fix = if cfg!(feature = "c-reference") {
+            "install gcc or clang"
+        } else {
+            "--features c-reference"
+        };
+        assert!(e.to_string().contains(fix), "{e}");
+        assert!(!available() && !has_openmp());
     }
 
     #[test]

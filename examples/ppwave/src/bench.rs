@@ -11,8 +11,8 @@
 //!    measured triad bandwidth at the same thread count, and times the whole time step, split
 //!    (the paper's three kernels) and fused, in Gpoints/s.
 //!
-//! The hand-written C/OpenMP fused step (crate `ppstencil-bench-ref`) runs in the same process
-//! as a reference. Results go to stdout as a table, and optionally to JSON (`--json`) and a
+//! The hand-written C/OpenMP fused step ([`cref`](crate::cref), feature `c-reference`) runs in
+//! the same process as a reference; without it the report says so and how to enable it. Results go to stdout as a table, and optionally to JSON (`--json`) and a
 //! roofline plot (`--plot`, SVG or PNG by the file's extension).
 
 use crate::plot::{self, Anchor, Rgb, Shape};
@@ -362,7 +362,7 @@ fn bench_c(host: &HostFields, threads: usize, repeat: usize) -> Result<(KernelRo
     let mut pnew = vec![0.0f32; nz * nx];
     let (p, pold, kv2) = (host.p.as_slice(), host.pold.as_slice(), host.kv2.as_slice());
     let (median_s, min_s) = time(repeat, || {
-        ppstencil_bench_ref::fd_step(&mut pnew, p, pold, kv2, nz, nx, threads)?;
+        crate::cref::fd_step(&mut pnew, p, pold, kv2, nz, nx, threads)?;
         Ok(())
     })?;
     let backend = format!("c-openmp/{threads}");
@@ -487,15 +487,15 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 bench_space(&pool, "rayon", Some(threads), &host, args.repeat)
             }
             "c" => {
-                if !ppstencil_bench_ref::available() {
+                if !crate::cref::available() {
                     skipped.push((
                         b.to_string(),
-                        ppstencil_bench_ref::RefError::Unavailable.to_string(),
+                        crate::cref::RefError::Unavailable.to_string(),
                     ));
                     continue;
                 }
                 let mut rows = (Vec::new(), Vec::new());
-                let counts = if threads > 1 && ppstencil_bench_ref::has_openmp() {
+                let counts = if threads > 1 && crate::cref::has_openmp() {
                     vec![1, threads]
                 } else {
                     vec![1]

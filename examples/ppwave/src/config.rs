@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn the_example_config_is_valid() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/shot.toml");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/shot.toml");
         let a = load(&path).expect("examples/configs/shot.toml parses");
         assert_eq!(
             (a.nz, a.nx, a.nt, a.absorb),
