@@ -1,12 +1,9 @@
-//! `ppwave bench` end to end on a tiny grid: the report's JSON keys and the bad-input errors.
-use std::process::Command;
+//! `ppwave bench` end to end on a tiny grid: the report's JSON keys, the C reference (or the
+//! note that it was not built) and the bad-input errors.
 
-fn ppwave(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ppwave"))
-        .args(args)
-        .output()
-        .expect("ppwave runs")
-}
+mod common;
+
+use common::ppwave;
 
 /// `ppwave bench` on a 24 x 40 grid, one timed run, one thread, 1 MiB STREAM arrays.
 fn tiny_bench(extra: &[&str]) -> std::process::Output {
@@ -177,4 +174,67 @@ fn bad_input_is_a_clear_error() {
         );
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+}
+
+#[test]
+fn bench_placeholder_or_real_never_panics_on_help() {
+    let o = ppwave(&["bench", "--help"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The C reference (feature `c-reference`, on by default) is measured beside the generated
+/// kernels, and gives the same bytes per point as the IR's fused step; when it was not built,
+/// the report says so (stdout and JSON) and names the fix.
+#[test]
+fn the_c_reference_is_measured_or_the_report_says_how_to_build_it() {
+    let dir = std::env::temp_dir().join(format!("ppwave-bench-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("bench.json");
+    let out = tiny_bench(&["--backend", "c", "--json", json.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let c_rows: Vec<&serde_json::Value> = v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["backend"] == "c-openmp/1")
+        .collect();
+    let skipped = v["skipped"].as_array().unwrap();
+    let c_skipped = skipped.iter().find(|s| s["backend"] == "c");
+    // Without a C compiler the feature's build falls back to "not built" as well.
+    let fix = if cfg!(feature = "c-reference") {
+        "install gcc or clang"
+    } else {
+        "--features c-reference"
+    };
+    match (c_rows.as_slice(), c_skipped) {
+        ([row], None) => {
+            assert_eq!(row["kernel"], "fd_step");
+            assert_eq!(row["bytes_per_point"], 16);
+            assert!(
+                cfg!(feature = "c-reference"),
+                "measured without the feature"
+            );
+        }
+        ([], Some(s)) => {
+            let why = s["reason"].as_str().unwrap();
+            assert!(
+                why.contains("C reference was not built") && why.contains(fix),
+                "{why}"
+            );
+            assert!(
+                stdout.contains("c: skipped: the C reference was not built"),
+                "{stdout}"
+            );
+            assert!(stdout.contains(fix), "{stdout}");
+        }
+        other => panic!("the C reference is neither measured nor skipped: {other:?}"),
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -1,0 +1,323 @@
+//! `ppwave run` on bad input: every error names the flag, the value and the fix, exits 2 and writes
+//! nothing.
+
+mod common;
+
+use common::*;
+use ppstencil::io;
+
+#[test]
+fn bad_input_is_rejected_naming_the_flag_and_writes_nothing() {
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("nz", &["--nz", "4"], &["--nz = 4", "at least 5"]),
+        ("nx", &["--nx", "3"], &["--nx = 3", "at least 5"]),
+        ("nz-negative", &["--nz", "-3"], &["--nz", "-3"]),
+        ("nt", &["--nt", "0"], &["--nt = 0", "at least 1"]),
+        ("dt-zero", &["--dt", "0"], &["--dt = 0", "greater than 0"]),
+        ("dt-neg", &["--dt", "-1"], &["--dt = -1", "greater than 0"]),
+        ("dt-nan", &["--dt", "nan"], &["--dt = NaN", "finite"]),
+        ("dh-inf", &["--dh", "inf"], &["--dh = inf", "finite"]),
+        ("dh-zero", &["--dh", "0"], &["--dh = 0"]),
+        ("vmin", &["--vmin", "0"], &["--vmin = 0"]),
+        ("fpeak", &["--fpeak", "-2"], &["--fpeak = -2"]),
+        (
+            "src-z-border",
+            &["--src-z", "1"],
+            &["--src-z = 1", "2 <= src-z < 38"],
+        ),
+        (
+            "src-z-outside",
+            &["--src-z", "40"],
+            &["--src-z = 40", "< 38"],
+        ),
+        (
+            "src-x-outside",
+            &["--src-x", "48"],
+            &["--src-x = 48", "2 <= src-x < 48"],
+        ),
+        (
+            "layer-outside",
+            &["--layer", "30:41:3000"],
+            &["--layer = 30:41:3000", "Z1 <= nz = 40"],
+        ),
+        (
+            "layer-empty",
+            &["--layer", "30:30:3000"],
+            &["--layer = 30:30:3000", "Z0 must be smaller"],
+        ),
+        (
+            "layer-v0",
+            &["--layer", "0:10:0"],
+            &["--layer = 0:10:0", "greater than 0"],
+        ),
+        (
+            "layer-nan",
+            &["--layer", "0:10:nan"],
+            &["--layer", "finite"],
+        ),
+        ("layer-format", &["--layer", "1:2"], &["--layer", "Z0:Z1:V"]),
+        (
+            "layer-word",
+            &["--layer", "1:2:fast"],
+            &["--layer", "Z0:Z1:V", "fast"],
+        ),
+        // CFL = 3000 * 0.01 / 10 = 3 > sqrt(3/8); largest stable dt = 0.6124 * 10 / 3000.
+        (
+            "cfl",
+            &["--dt", "0.01"],
+            &["--dt = 0.01", "0.6124", "use --dt <= 2.041241e-3"],
+        ),
+        (
+            "threads-0",
+            &["--threads", "0"],
+            &["--threads = 0", "between 1 and 4096"],
+        ),
+        (
+            "threads-big",
+            &["--threads", "5000"],
+            &["--threads = 5000", "4096"],
+        ),
+        (
+            "threads-serial",
+            &["--threads", "2", "--backend", "serial"],
+            &["--threads", "rayon"],
+        ),
+        (
+            "backend",
+            &["--backend", "opencl"],
+            &["--backend", "serial, rayon, cuda, hip"],
+        ),
+    ];
+    for (name, extra, needles) in cases {
+        assert_rejected(name, extra, needles);
+    }
+}
+
+#[test]
+fn default_layers_on_a_small_grid_say_how_to_fix_it() {
+    let out = scratch("default-layers");
+    let o = ppwave(&[
+        "run",
+        "--nz",
+        "50",
+        "--nx",
+        "50",
+        "--src-z",
+        "20",
+        "--src-x",
+        "20",
+        "--nt",
+        "1",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--layer Z0:Z1:V") && err.contains("Z1 <= nz = 50"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_grid_larger_than_memory_is_rejected_before_running() {
+    let out = scratch("huge");
+    // 10^6 x 10^6 points need 36 TB in f32: more than any test machine has.
+    let o = ppwave(&[
+        "run",
+        "--nz",
+        "1000000",
+        "--nx",
+        "1000000",
+        "--nt",
+        "1",
+        "--src-z",
+        "100",
+        "--src-x",
+        "100",
+        "--layer",
+        "0:10:1500",
+        "--backend",
+        "serial",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("1000000 x 1000000 needs about") && err.contains("use a smaller grid"),
+        "{err}"
+    );
+    assert!(!out.exists(), "no output");
+}
+
+#[test]
+fn unwritable_out_is_rejected_before_running() {
+    // A regular file where the directory should be, and a directory below a regular file.
+    let file = scratch("out-is-a-file");
+    std::fs::write(&file, b"keep me").expect("write");
+    for out in [file.clone(), file.join("sub")] {
+        let o = run_small(&out, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("--out") && err.contains("out-is-a-file"),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read(&file).expect("still there"), b"keep me");
+}
+
+#[test]
+fn bad_new_options_are_rejected_before_running() {
+    let dir = scratch("bad-files");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let at = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
+    // Velocity files: 3D, integer, NaN, zero, negative; a receiver file outside the grid.
+    write_raw_npy(&dir.join("v3d.npy"), "<f4", "(2, 3, 4)", &[0; 96]);
+    write_raw_npy(&dir.join("vint.npy"), "<i4", "(40, 50)", &[0; 8000]);
+    let with = |bad: f64| {
+        let mut m = gradient_model();
+        m[(7, 9)] = bad;
+        m
+    };
+    io::write_npy(dir.join("vnan.npy"), &with(f64::NAN)).expect("write");
+    io::write_npy(dir.join("vinf.npy"), &with(f64::INFINITY)).expect("write");
+    io::write_npy(dir.join("vzero.npy"), &with(0.0)).expect("write");
+    io::write_npy(dir.join("vneg.npy"), &with(-5.0)).expect("write");
+    io::write_npy(dir.join("vok.npy"), &gradient_model()).expect("write");
+    std::fs::write(dir.join("rec.txt"), "1 1\n40 3\n").expect("write");
+    std::fs::write(dir.join("rec-bad.txt"), "1 1\n2\n").expect("write");
+    let cases: Vec<(&str, Vec<String>, Vec<&str>)> = vec![
+        (
+            "order-odd",
+            vec!["--space-order".into(), "3".into()],
+            vec!["--space-order = 3", "even"],
+        ),
+        (
+            "order-small",
+            vec!["--space-order".into(), "0".into()],
+            vec!["--space-order = 0", "2 to 16"],
+        ),
+        (
+            "order-big",
+            vec!["--space-order".into(), "18".into()],
+            vec!["--space-order = 18", "2 to 16"],
+        ),
+        (
+            "order-split",
+            vec![
+                "--space-order".into(),
+                "6".into(),
+                "--kernels".into(),
+                "split".into(),
+            ],
+            vec!["--space-order = 6", "fused"],
+        ),
+        (
+            "absorb-wide",
+            vec!["--absorb".into(), "20".into()],
+            vec!["--absorb = 20", "absorb <= 19"],
+        ),
+        (
+            "rec-row",
+            vec!["--receivers".into(), "40:0:10:1".into()],
+            vec!["--receivers = 40:0:10:1", "Z < 40"],
+        ),
+        (
+            "rec-col",
+            vec!["--receivers".into(), "5:0:50:1".into()],
+            vec!["--receivers = 5:0:50:1", "X1 < 50"],
+        ),
+        (
+            "rec-format",
+            vec!["--receivers".into(), "5:0:50".into()],
+            vec!["--receivers", "Z:X0:X1:STEP"],
+        ),
+        (
+            "rec-step",
+            vec!["--receivers".into(), "5:0:10:0".into()],
+            vec!["--receivers", "STEP must be at least 1"],
+        ),
+        (
+            "rec-file-out",
+            vec!["--receiver-file".into(), at("rec.txt")],
+            vec!["--receiver-file", "(40, 3)", "outside the 40 x 50 grid"],
+        ),
+        (
+            "rec-file-bad",
+            vec!["--receiver-file".into(), at("rec-bad.txt")],
+            vec!["--receiver-file", "line 2"],
+        ),
+        (
+            "rec-file-missing",
+            vec!["--receiver-file".into(), at("none.txt")],
+            vec!["--receiver-file", "none.txt", "cannot read"],
+        ),
+        (
+            "v-missing",
+            vec!["--velocity".into(), at("none.npy")],
+            vec!["--velocity", "none.npy", "no such file"],
+        ),
+        (
+            "v-3d",
+            vec!["--velocity".into(), at("v3d.npy")],
+            vec!["--velocity", "v3d.npy", "2D"],
+        ),
+        (
+            "v-int",
+            vec!["--velocity".into(), at("vint.npy")],
+            vec!["--velocity", "vint.npy", "float"],
+        ),
+        (
+            "v-nan",
+            vec!["--velocity".into(), at("vnan.npy")],
+            vec!["vnan.npy", "velocity = NaN", "row 7, column 9"],
+        ),
+        (
+            "v-inf",
+            vec!["--velocity".into(), at("vinf.npy")],
+            vec!["vinf.npy", "velocity = inf"],
+        ),
+        (
+            "v-zero",
+            vec!["--velocity".into(), at("vzero.npy")],
+            vec!["vzero.npy", "velocity = 0", "greater than 0"],
+        ),
+        (
+            "v-neg",
+            vec!["--velocity".into(), at("vneg.npy")],
+            vec!["vneg.npy", "velocity = -5"],
+        ),
+        (
+            "v-shape",
+            vec![
+                "--velocity".into(),
+                at("vok.npy"),
+                "--nx".into(),
+                "60".into(),
+            ],
+            vec!["--nx = 60", "40 x 50", "drop --nx"],
+        ),
+        (
+            "snap-0",
+            vec!["--snapshot-every".into(), "0".into()],
+            vec!["--snapshot-every = 0"],
+        ),
+        (
+            "precision",
+            vec!["--precision".into(), "f16".into()],
+            vec!["--precision", "f32, f64"],
+        ),
+        (
+            "source-mode",
+            vec!["--source-mode".into(), "inject".into()],
+            vec!["--source-mode", "set, add"],
+        ),
+    ];
+    for (name, extra, needles) in &cases {
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        assert_rejected(name, &extra, needles);
+    }
+}
