@@ -18,7 +18,7 @@
 use crate::plot::{self, Anchor, Rgb, Shape};
 use anyhow::{bail, Context, Result};
 use ppstencil::exec::{cache_sizes, simd, vectorized};
-use ppstencil::launch::{Grid, Stencil, StencilInfo};
+use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::{kernels, ExecutionSpace, HostField, Rayon, ScalarField, Serial};
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -300,7 +300,7 @@ fn bench_space<E: ExecutionSpace>(
             backend: backend.to_string(),
             threads,
             info,
-            points: Grid::for_stencil(&info, nz, nx, &[])?.points(),
+            points: Region::for_stencil(&info, nz, nx, &[])?.points(),
             median_s,
             min_s,
         });
@@ -373,7 +373,7 @@ fn bench_c(host: &HostFields, threads: usize, repeat: usize) -> Result<(KernelRo
             backend: backend.clone(),
             threads: Some(threads),
             info,
-            points: Grid::for_stencil(&info, nz, nx, &[])?.points(),
+            points: Region::for_stencil(&info, nz, nx, &[])?.points(),
             median_s,
             min_s,
         },

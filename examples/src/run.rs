@@ -276,8 +276,8 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     o.vmin = Some(config.vmin);
     o.layers = Some(config.layers.clone());
     o.kernels = Some(match config.kernels {
-        ppstencil::Kernels::Split => crate::cli::KernelsArg::Split,
-        ppstencil::Kernels::Fused => crate::cli::KernelsArg::Fused,
+        ppstencil::StepKernels::Split => crate::cli::KernelsArg::Split,
+        ppstencil::StepKernels::Fused => crate::cli::KernelsArg::Fused,
     });
     o.space_order = Some(config.space_order);
     o.absorb = Some(config.absorb);

@@ -1,7 +1,7 @@
 //! End-to-end tests of the `ppwave` binary on small grids.
 
 use ppstencil::wave::Layer;
-use ppstencil::{Kernels, Rayon, Serial, WaveConfig, WaveSimulator};
+use ppstencil::{Rayon, Serial, StepKernels, WaveConfig, WaveSimulator};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -47,7 +47,7 @@ const SMALL: &[&str] = &[
     "30:40:3000",
 ];
 
-fn small_config(kernels: Kernels) -> WaveConfig {
+fn small_config(kernels: StepKernels) -> WaveConfig {
     // `..paper()` keeps this compiling when WaveConfig gains fields.
     #[allow(clippy::needless_update)]
     WaveConfig {
@@ -129,7 +129,7 @@ fn small_run_writes_the_four_files_and_matches_the_library() {
     // The final wavefield equals the library's serial run of the same problem.
     let (header, p) = parse_npy_f32(&out.join("wavefield.npy"));
     assert_npy_header(&header, 40, 50);
-    let expect = library_wavefield(small_config(Kernels::Fused));
+    let expect = library_wavefield(small_config(StepKernels::Fused));
     assert!(expect.iter().any(|v| v.abs() > 1e-3), "the wave propagated");
     assert_eq!(p, expect);
 
@@ -185,7 +185,8 @@ fn serial_split_run_matches_the_library_rayon_fused_run() {
     let o = run_small(&out, &["--backend", "serial", "--kernels", "split"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (_, p) = parse_npy_f32(&out.join("wavefield.npy"));
-    let mut sim = WaveSimulator::<Rayon>::with_config(Rayon::new(), small_config(Kernels::Fused));
+    let mut sim =
+        WaveSimulator::<Rayon>::with_config(Rayon::new(), small_config(StepKernels::Fused));
     sim.run().expect("library run");
     assert_eq!(p, sim.wavefield_host().expect("copy").into_vec());
     let j: serde_json::Value =
@@ -415,7 +416,7 @@ fn gpu_backend_runs_or_names_the_missing_device(backend: &str, device: &str) {
     assert!(!err.contains("panicked"), "{err}");
     if o.status.success() {
         let (_, got) = parse_npy_f32(&out.join("wavefield.npy"));
-        let want = library_wavefield(small_config(Kernels::Fused));
+        let want = library_wavefield(small_config(StepKernels::Fused));
         let scale = want.iter().fold(0.0f32, |m, v| m.max(v.abs()));
         for (g, w) in got.iter().zip(&want) {
             assert!((g - w).abs() <= 1e-5 * scale, "{backend}: {g} vs {w}");
@@ -638,7 +639,7 @@ fn space_order_8_matches_the_library_and_uses_its_own_cfl_limit() {
     assert_npy_header(&header, 40, 50);
     let want = library_run::<f32>(WaveConfig {
         space_order: 8,
-        ..small_config(Kernels::Fused)
+        ..small_config(StepKernels::Fused)
     });
     let want = want.wavefield_host().expect("copy").into_vec();
     assert_eq!(p, as_f64(&want));
@@ -738,7 +739,7 @@ fn additive_source_with_a_delay_matches_the_library() {
     let want = library_run::<f32>(WaveConfig {
         source_mode: SourceMode::Add,
         source_delay: Some(0.01),
-        ..small_config(Kernels::Fused)
+        ..small_config(StepKernels::Fused)
     });
     assert_eq!(p, as_f64(&want.wavefield_host().expect("copy").into_vec()));
     let j = read_json(&out.join("run.json"));
@@ -784,7 +785,7 @@ fn receivers_write_the_seismogram_of_the_library() {
     // 9 + 1 + 2 receivers, 30 time samples.
     let (header, s) = parse_npy(&out.join("seismogram.npy"));
     assert_npy_header(&header, 30, 12);
-    let mut config = small_config(Kernels::Fused);
+    let mut config = small_config(StepKernels::Fused);
     config.add_receiver_line("5:5:45:5".parse::<ReceiverLine>().expect("line"));
     config.receivers.extend([(20, 25), (30, 10), (35, 40)]);
     let sim = library_run::<f32>(config);
@@ -863,7 +864,7 @@ fn velocity_file_round_trips_and_layers_apply_on_top() {
                 z1: 40,
                 velocity: 3000.0,
             }],
-            ..small_config(Kernels::Fused)
+            ..small_config(StepKernels::Fused)
         };
         config.set_velocity_model(
             VelocityModel::new(40, 50, model.as_slice().to_vec()).expect("valid"),
@@ -965,7 +966,7 @@ fn snapshots_are_written_every_k_steps() {
     let (_, first) = parse_npy(&out.join("snapshots/00010.npy"));
     let ten = library_run::<f32>(WaveConfig {
         nt: 10,
-        ..small_config(Kernels::Fused)
+        ..small_config(StepKernels::Fused)
     });
     assert_eq!(
         first,
@@ -1003,7 +1004,7 @@ fn f64_precision_writes_float64_and_agrees_with_f32() {
     assert_ok(&run_small(&out64, &["--precision", "f64"]));
     let (header, p64) = parse_npy(&out64.join("wavefield.npy"));
     assert!(header.contains("'<f8'"), "{header}");
-    let want = library_run::<f64>(small_config(Kernels::Fused));
+    let want = library_run::<f64>(small_config(StepKernels::Fused));
     assert_eq!(p64, want.wavefield_host().expect("copy").into_vec());
     let (_, p32) = parse_npy(&out_of_default_run());
     let scale = p64.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -1049,7 +1050,7 @@ fn config_file_is_read_and_flags_override_it() {
     assert_ok(&o);
     let out = dir.join("result");
     let (_, p) = parse_npy(&out.join("wavefield.npy"));
-    let want = library_wavefield(small_config(Kernels::Fused));
+    let want = library_wavefield(small_config(StepKernels::Fused));
     assert_eq!(
         p,
         as_f64(&want),

@@ -15,7 +15,7 @@ use ppstencil::kernels::{
     AddSource, FdAbsorb, FdKv2, FdPxx, FdPzz, FdStep, FdStep10, FdStep12, FdStep14, FdStep16,
     FdStep2, FdStep6, FdStep8, FdTime, InjectSource,
 };
-use ppstencil::launch::{Grid, Stencil, StencilInfo};
+use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::Real;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -171,7 +171,7 @@ fn check<S: Stencil, T: Real>(
     block: BlockSize,
 ) -> usize {
     let info = &S::INFO;
-    let grid = Grid::for_stencil(info, nz, nx, indices).expect("valid grid");
+    let grid = Region::for_stencil(info, nz, nx, indices).expect("valid grid");
     let n = nz * nx;
     let (no, ni, nr) = (info.outputs.len(), info.inputs.len(), info.reals.len());
     let fields: Vec<Vec<T>> = (0..no + ni).map(|k| values(n, 17 + k as u64)).collect();

@@ -1,25 +1,11 @@
-//! The proof-of-concept algorithm: a 2D acoustic wave simulator, generic over the execution
-//! space (the paper's `WaveSimulator<ExecSpace>`).
-//!
-//! Second order in time, fourth order in space by default (any even order from 2 to 16 with
-//! [`WaveConfig::space_order`]). Each step runs `add_source → fd_pzz → fd_pxx → fd_time` (the
-//! paper's split kernels, order 4 only) or `add_source → fd_step` (fused, the default), then
-//! the optional absorbing layer's `fd_absorb`, and rotates `pold ← p ← pnew`. The algorithm is
-//! written once; where its fields live and how its kernels run follow from `E`.
-//!
-//! Beyond the paper (each option defaults to the paper's behaviour):
-//! - [`WaveConfig::space_order`]: the fused step of that order (`laplacian(p, N)` in the DSL);
-//!   the border that stays zero is its radius `N / 2`; the CFL limit is [`cfl_limit_for`].
-//! - [`WaveConfig::absorb`]: an absorbing layer of that many cells on every side, a damping
-//!   term `η p_t` whose strength grows quadratically into the layer (see [`absorbing_eta`]).
-//! - [`WaveConfig::source_mode`]: [`SourceMode::Set`] (the paper) or [`SourceMode::Add`], a
-//!   delayed Ricker wavelet injected as a point source of the discretised equation.
-//! - [`WaveConfig::receivers`]: traces recorded every step, read back with
-//!   [`WaveSimulator::seismogram`].
-//! - [`WaveConfig::velocity`]: a velocity model given as data; layers apply on top.
-//! - [`WaveConfig::snapshot_every`]: a host copy of the wavefield handed to a hook every K
-//!   steps ([`WaveSimulator::run_with`]).
+//! [`WaveSimulator`]: the solver generic over the execution space. It prepares a run (the
+//! model, damping and wavelet moved to the space), advances it one time step at a time, and
+//! hands out the fields and results; [`run`](WaveSimulator::run) is a loop over those steps.
+//! Parameters and their checks live in [`super::config`], the scheme's numbers in
+//! [`super::physics`].
 
+use super::config::{Layer, SourceMode, StepKernels, WaveConfig};
+use super::physics::{absorbing_eta, layer_depth, ricker, ricker_delayed};
 use crate::kernels::{
     add_source, fd_kv2, fd_pxx, fd_pzz, fd_step_of_order, fd_time, inject_source, FdAbsorb,
 };
@@ -29,565 +15,6 @@ use crate::receivers::{ReceiverLine, Seismogram};
 use crate::{Error, ExecutionSpace, HostField, MemorySpace, Real, Result, ScalarField};
 use std::any::Any;
 use std::time::{Duration, Instant};
-
-/// Stencil radius of the default (4th-order) scheme: the border that stays at zero.
-pub const RADIUS: usize = 2;
-
-/// The default space order (the paper's).
-pub const DEFAULT_SPACE_ORDER: usize = 4;
-
-/// Strength of the absorbing layer: the damping at the outer edge is
-/// `η_max = ABSORB_STRENGTH · v / (N · dh)` for a layer of `N` cells (see [`absorbing_eta`]).
-/// Chosen by measurement (tests/tests/solver_absorb.rs): among 3, 6, 10, 20 and 30 it
-/// reflects least for layers 2 to 3 peak wavelengths wide.
-pub const ABSORB_STRENGTH: f64 = 20.0;
-
-/// Second-derivative weights of the 4th-order scheme, `[w0, w1, w2]` (the paper's
-/// `c0, c1, c2`).
-pub const WEIGHTS: [f64; 3] = [-5.0 / 2.0, 4.0 / 3.0, -1.0 / 12.0];
-
-/// Stability limit of the 2D leapfrog scheme on CFL = vmax·dt/dh: `2 / sqrt(2 Σ|w|)`,
-/// about 0.612 for the 4th-order weights (von Neumann analysis of the worst-case mode).
-///
-/// ```
-/// assert!((ppstencil::wave::cfl_limit() - 0.6124).abs() < 1e-4);
-/// ```
-pub fn cfl_limit() -> f64 {
-    let sum: f64 = WEIGHTS[0].abs() + 2.0 * (WEIGHTS[1].abs() + WEIGHTS[2].abs());
-    2.0 / (2.0 * sum).sqrt()
-}
-
-/// Checks a space order: even, from 2 to 16.
-pub fn check_space_order(order: usize) -> Result<()> {
-    if (2..=16).contains(&order) && order % 2 == 0 {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            "space order",
-            order,
-            "use an even order from 2 to 16 (2, 4, 6, ..., 16; the paper's is 4)",
-        ))
-    }
-}
-
-/// Central second-derivative weights `[w0, w1, ..., wm]` of an even `order` (`m = order/2`),
-/// from the closed form `wk = 2 (-1)^(k+1) (m!)² / (k² (m-k)! (m+k)!)`, `w0 = -2 Σ wk`
-/// (the kernels' weights come from Fornberg's algorithm in kernels-gen; both agree).
-///
-/// ```
-/// let w = ppstencil::wave::second_derivative_weights(4)?;
-/// assert_eq!(w, ppstencil::wave::WEIGHTS.to_vec());
-/// # Ok::<(), ppstencil::Error>(())
-/// ```
-pub fn second_derivative_weights(order: usize) -> Result<Vec<f64>> {
-    check_space_order(order)?;
-    let m = order / 2;
-    let fact = |n: usize| (1..=n).map(|k| k as f64).product::<f64>();
-    let mut w = vec![0.0];
-    for k in 1..=m {
-        let sign = if k % 2 == 1 { 1.0 } else { -1.0 };
-        let kf = k as f64;
-        // Factorials up to 16! are exact in f64; the quotient is one rounding per operation.
-        w.push(2.0 * sign * fact(m) * fact(m) / (kf * kf * fact(m - k) * fact(m + k)));
-    }
-    w[0] = -2.0 * w[1..].iter().sum::<f64>();
-    Ok(w)
-}
-
-/// Stability limit `2 / sqrt(2 Σ|w|)` of the 2D leapfrog scheme at space order `order`
-/// (0.7071 at order 2, 0.6124 at order 4, decreasing towards `√2/π ≈ 0.450` as the order
-/// grows, since `Σ|w|` tends to the spectral `π²`).
-///
-/// ```
-/// use ppstencil::wave::cfl_limit_for;
-/// assert!((cfl_limit_for(2)? - 0.5f64.sqrt()).abs() < 1e-12);
-/// assert_eq!(cfl_limit_for(4)?, ppstencil::wave::cfl_limit());
-/// assert!(cfl_limit_for(5).is_err());
-/// # Ok::<(), ppstencil::Error>(())
-/// ```
-pub fn cfl_limit_for(order: usize) -> Result<f64> {
-    if order == DEFAULT_SPACE_ORDER {
-        return Ok(cfl_limit());
-    }
-    let w = second_derivative_weights(order)?;
-    let sum: f64 = w[0].abs() + 2.0 * w[1..].iter().map(|x| x.abs()).sum::<f64>();
-    Ok(2.0 / (2.0 * sum).sqrt())
-}
-
-/// How the source wavelet enters the wavefield.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SourceMode {
-    /// The paper's: the pressure at the source point is *set* to `ricker(t)` before each step
-    /// (a zero-phase Ricker starting at its peak, [`ricker`]).
-    #[default]
-    Set,
-    /// The Ricker wavelet delayed by [`WaveConfig::source_delay`] is *added* to the new
-    /// pressure after each step, scaled as a point source of the discretised equation
-    /// `p_tt = v² (∇²p + s(t) δ(x - xs))`: `pnew[src] += dt² v_src² / dh² · s(t)`, so
-    /// amplitudes are physical and do not depend on the grid.
-    Add,
-}
-
-impl SourceMode {
-    /// `"set"` or `"add"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SourceMode::Set => "set",
-            SourceMode::Add => "add",
-        }
-    }
-}
-
-impl std::str::FromStr for SourceMode {
-    type Err = Error;
-
-    /// Parses `set` or `add`.
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "set" => Ok(SourceMode::Set),
-            "add" => Ok(SourceMode::Add),
-            other => Err(Error::invalid(
-                "source mode",
-                other,
-                "use `set` (the paper's: the source point is set to the wavelet) or `add` (a delayed Ricker injected additively)",
-            )),
-        }
-    }
-}
-
-/// A Ricker wavelet of peak frequency `fpeak` delayed by `delay` seconds, sampled at
-/// `it · dt`: `s(t) = (1 - 2a) e^(-a)`, `a = (π fpeak (t - delay))²`, in f64.
-///
-/// ```
-/// let s = ppstencil::wave::ricker_delayed(101, 0.001, 10.0, 0.05);
-/// assert_eq!(s[50], 1.0); // the peak at t = delay
-/// assert!((s[0] - (1.0 - 2.0 * 0.25 * std::f64::consts::PI.powi(2)) * (-0.25 * std::f64::consts::PI.powi(2)).exp()).abs() < 1e-15);
-/// ```
-pub fn ricker_delayed(nt: usize, dt: f64, fpeak: f64, delay: f64) -> Vec<f64> {
-    let pi = std::f64::consts::PI;
-    (0..nt)
-        .map(|it| {
-            let t = it as f64 * dt - delay;
-            let a = (pi * fpeak * t).powi(2);
-            (1.0 - 2.0 * a) * (-a).exp()
-        })
-        .collect()
-}
-
-/// The absorbing layer's damping, as the factor `eta = η dt / 2` of [`fd_absorb`](crate::kernels::fd_absorb), for a
-/// point `d` cells deep into a layer of `width` cells (`1 <= d <= width`; 0 outside):
-/// `η = ABSORB_STRENGTH · v / (width · dh) · (d / width)²`. At a corner, the depths along z
-/// and x add their contributions.
-///
-/// The quadratic profile grows smoothly from 0, so the layer's inner edge reflects little;
-/// a wave crossing the layer at normal incidence is attenuated by about
-/// `exp(-ABSORB_STRENGTH / 6)` in amplitude (`∫ η / 2v dx`), so `exp(-ABSORB_STRENGTH / 3)`
-/// out and back (when `η` is small against the wave's angular frequency).
-pub fn absorbing_eta(d: usize, width: usize, v: f64, dh: f64, dt: f64) -> f64 {
-    if d == 0 || width == 0 {
-        return 0.0;
-    }
-    let q = d as f64 / width as f64;
-    let eta = ABSORB_STRENGTH * v / (width as f64 * dh) * q * q;
-    eta * dt / 2.0
-}
-
-/// Depth of index `i` into a layer of `width` cells at both ends of `0..n`: `width` at the
-/// outermost cell, 1 at the innermost layer cell, 0 in the interior.
-fn layer_depth(i: usize, n: usize, width: usize) -> usize {
-    if i < width {
-        width - i
-    } else if i + width >= n {
-        i + width + 1 - n
-    } else {
-        0
-    }
-}
-
-/// Rows `[z0, z1)` of the velocity model set to `velocity`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Layer {
-    /// First row.
-    pub z0: usize,
-    /// One past the last row.
-    pub z1: usize,
-    /// Velocity in m/s.
-    pub velocity: f64,
-}
-
-/// Which kernels make up a time step.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Kernels {
-    /// The paper's four kernels: `add_source`, `fd_pzz`, `fd_pxx`, `fd_time` (40 bytes/point).
-    Split,
-    /// `add_source` then the fused `fd_step` (16 bytes/point); bit-identical results.
-    #[default]
-    Fused,
-}
-
-impl Kernels {
-    /// `"split"` or `"fused"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernels::Split => "split",
-            Kernels::Fused => "fused",
-        }
-    }
-}
-
-/// Every parameter of a simulation. [`WaveConfig::default`] is the paper's problem.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WaveConfig {
-    /// Rows (depth samples).
-    pub nz: usize,
-    /// Columns (horizontal samples).
-    pub nx: usize,
-    /// Time steps.
-    pub nt: usize,
-    /// Time step in seconds.
-    pub dt: f64,
-    /// Grid spacing in metres (same in z and x).
-    pub dh: f64,
-    /// Source row.
-    pub src_z: usize,
-    /// Source column.
-    pub src_x: usize,
-    /// Ricker peak frequency in Hz.
-    pub fpeak: f64,
-    /// Background velocity in m/s: every cell starts at it.
-    pub vmin: f64,
-    /// Layers applied in order on top of `vmin`.
-    pub layers: Vec<Layer>,
-    /// Split (paper) or fused time step.
-    pub kernels: Kernels,
-    /// Even space order from 2 to 16 (the paper's is 4); the split kernels exist at order 4
-    /// only. `--space-order N`.
-    pub space_order: usize,
-    /// Width in cells of the absorbing layer on every side (0: none, the paper's rigid
-    /// border). The layer lies inside the `nz × nx` grid. `--absorb N`.
-    pub absorb: usize,
-    /// Set (the paper's) or additive source. `--source-mode set|add`.
-    pub source_mode: SourceMode,
-    /// Delay of the additive source's Ricker peak in seconds; `None` means `1.5 / fpeak`.
-    /// `--source-delay S`.
-    pub source_delay: Option<f64>,
-    /// Receiver positions `(z, x)` (row, column), recorded after every step.
-    /// `--receivers Z:X0:X1:STEP` (repeatable, see [`ReceiverLine`]) and a file of positions
-    /// ([`parse_positions`](crate::receivers::parse_positions)).
-    pub receivers: Vec<(usize, usize)>,
-    /// Hand a host copy of the wavefield to the snapshot hook every K steps (`None`: never).
-    /// `--snapshot-every K`.
-    pub snapshot_every: Option<usize>,
-    /// A velocity model given as data, instead of the constant `vmin` background (its shape
-    /// must be `nz × nx`); `layers` still apply on top. `--velocity FILE.npy`.
-    pub velocity: Option<VelocityModel>,
-}
-
-impl Default for WaveConfig {
-    fn default() -> Self {
-        WaveConfig::paper()
-    }
-}
-
-fn positive_finite(name: &str, v: f64, unit: &str) -> Result<()> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            name,
-            v,
-            format!("must be a finite number greater than 0 {unit}"),
-        ))
-    }
-}
-
-impl WaveConfig {
-    /// The paper's run: 1751 × 5001, 4001 steps of 0.2 ms, dh = 3 m, source at (625, 2500),
-    /// 10 Hz Ricker, vmin 1500 m/s, layers [750, 1125) = 3000 and [1125, 1751) = 4800 m/s.
-    pub fn paper() -> Self {
-        WaveConfig {
-            nz: 1751,
-            nx: 5001,
-            nt: 4001,
-            dt: 0.0002,
-            dh: 3.0,
-            src_z: 625,
-            src_x: 2500,
-            fpeak: 10.0,
-            vmin: 1500.0,
-            layers: vec![
-                Layer {
-                    z0: 750,
-                    z1: 1125,
-                    velocity: 3000.0,
-                },
-                Layer {
-                    z0: 1125,
-                    z1: 1751,
-                    velocity: 4800.0,
-                },
-            ],
-            kernels: Kernels::Fused,
-            space_order: DEFAULT_SPACE_ORDER,
-            absorb: 0,
-            source_mode: SourceMode::Set,
-            source_delay: None,
-            receivers: Vec::new(),
-            snapshot_every: None,
-            velocity: None,
-        }
-    }
-
-    /// Largest velocity of the model (the background `vmin` or the velocity model, with the
-    /// layers on top).
-    pub fn vmax(&self) -> f64 {
-        let background = match &self.velocity {
-            Some(m) => m.vmax(),
-            None => self.vmin,
-        };
-        self.layers
-            .iter()
-            .map(|l| l.velocity)
-            .fold(background, f64::max)
-    }
-
-    /// The stencil radius of the space order: the border that stays at zero.
-    pub fn radius(&self) -> usize {
-        self.space_order / 2
-    }
-
-    /// The additive source's delay: [`source_delay`](Self::source_delay) or `1.5 / fpeak`.
-    pub fn source_delay(&self) -> f64 {
-        self.source_delay.unwrap_or(1.5 / self.fpeak)
-    }
-
-    /// Uses `model` as the velocity background and sets `nz`, `nx` to its shape.
-    pub fn set_velocity_model(&mut self, model: VelocityModel) {
-        self.nz = model.nz();
-        self.nx = model.nx();
-        self.velocity = Some(model);
-    }
-
-    /// Adds the receivers of a line.
-    pub fn add_receiver_line(&mut self, line: ReceiverLine) {
-        self.receivers.extend(line.positions());
-    }
-
-    /// CFL number `vmax · dt / dh`.
-    pub fn cfl(&self) -> f64 {
-        self.vmax() * self.dt / self.dh
-    }
-
-    /// Checks every parameter; the error names the value, its valid range and the fix.
-    pub fn validate(&self) -> Result<()> {
-        check_space_order(self.space_order)?;
-        let r = self.radius();
-        let order = self.space_order;
-        let min = 2 * r + 1;
-        if self.nz < min {
-            return Err(Error::invalid(
-                "nz",
-                self.nz,
-                format!("the order-{order} stencil needs at least {min} rows"),
-            ));
-        }
-        if self.nx < min {
-            return Err(Error::invalid(
-                "nx",
-                self.nx,
-                format!("the order-{order} stencil needs at least {min} columns"),
-            ));
-        }
-        if self.nz.checked_mul(self.nx).is_none() {
-            return Err(Error::invalid(
-                "nz x nx",
-                format!("{} x {}", self.nz, self.nx),
-                "too many points",
-            ));
-        }
-        if self.nt == 0 {
-            return Err(Error::invalid("nt", 0, "run at least 1 time step"));
-        }
-        if self.kernels == Kernels::Split && order != DEFAULT_SPACE_ORDER {
-            return Err(Error::invalid(
-                "space order",
-                order,
-                "the split kernels (the paper's fd_pxx, fd_pzz, fd_time) are 4th order only; use the fused kernels for another order, or space order 4",
-            ));
-        }
-        positive_finite("dt", self.dt, "seconds")?;
-        positive_finite("dh", self.dh, "metres")?;
-        positive_finite("fpeak", self.fpeak, "Hz")?;
-        positive_finite("vmin", self.vmin, "m/s")?;
-        if let Some(d) = self.source_delay {
-            if !(d.is_finite() && d >= 0.0) {
-                return Err(Error::invalid(
-                    "source delay",
-                    d,
-                    "must be a finite number of seconds, 0 or more (default 1.5 / fpeak)",
-                ));
-            }
-        }
-        if self.snapshot_every == Some(0) {
-            return Err(Error::invalid(
-                "snapshot interval",
-                0,
-                "write a snapshot every K >= 1 steps, or none",
-            ));
-        }
-        let narrow = self.nz.min(self.nx);
-        if 2 * self.absorb >= narrow {
-            return Err(Error::invalid(
-                "absorb",
-                self.absorb,
-                format!(
-                    "the absorbing layer must be narrower than half the {} x {} grid: absorb <= {} (or 0 for none)",
-                    self.nz,
-                    self.nx,
-                    (narrow - 1) / 2
-                ),
-            ));
-        }
-        if self.src_z < r || self.src_z >= self.nz - r {
-            return Err(Error::invalid(
-                "src-z",
-                self.src_z,
-                format!(
-                    "the source row must lie inside the order-{order} border of {r} cells: {r} <= src-z < {}",
-                    self.nz - r
-                ),
-            ));
-        }
-        if self.src_x < r || self.src_x >= self.nx - r {
-            return Err(Error::invalid(
-                "src-x",
-                self.src_x,
-                format!(
-                    "the source column must lie inside the order-{order} border of {r} cells: {r} <= src-x < {}",
-                    self.nx - r
-                ),
-            ));
-        }
-        for &(z, x) in &self.receivers {
-            if z >= self.nz || x >= self.nx {
-                return Err(Error::invalid(
-                    "receiver",
-                    format!("({z}, {x})"),
-                    format!(
-                        "receivers must lie in the {} x {} grid: 0 <= z < {}, 0 <= x < {}",
-                        self.nz, self.nx, self.nz, self.nx
-                    ),
-                ));
-            }
-        }
-        if let Some(m) = &self.velocity {
-            if (m.nz(), m.nx()) != (self.nz, self.nx) {
-                return Err(Error::invalid(
-                    "velocity model shape",
-                    format!("{} x {}", m.nz(), m.nx()),
-                    format!(
-                        "must match the grid {} x {} (the model's shape sets the grid)",
-                        self.nz, self.nx
-                    ),
-                ));
-            }
-        }
-        for l in &self.layers {
-            let shown = format!("{}:{}:{}", l.z0, l.z1, l.velocity);
-            if l.z0 >= l.z1 {
-                return Err(Error::invalid(
-                    "layer",
-                    shown,
-                    "Z0 must be smaller than Z1 (rows [Z0, Z1) get velocity V)",
-                ));
-            }
-            if l.z1 > self.nz {
-                return Err(Error::invalid(
-                    "layer",
-                    shown,
-                    format!("rows must lie in the grid: Z1 <= nz = {}", self.nz),
-                ));
-            }
-            if !(l.velocity.is_finite() && l.velocity > 0.0) {
-                return Err(Error::invalid(
-                    "layer",
-                    shown,
-                    "the velocity V must be a finite number greater than 0 m/s",
-                ));
-            }
-        }
-        self.check_cfl(self.vmax())
-    }
-
-    /// Checks the stability condition for a model whose largest velocity is `vmax`.
-    pub fn check_cfl(&self, vmax: f64) -> Result<()> {
-        let cfl = vmax * self.dt / self.dh;
-        let limit = cfl_limit_for(self.space_order)?;
-        if cfl > limit {
-            return Err(Error::invalid(
-                "dt",
-                self.dt,
-                format!(
-                    "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{} scheme; use dt <= {:.6e} s (or a larger dh)",
-                    self.dt,
-                    self.dh,
-                    self.space_order,
-                    limit * self.dh / vmax
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// The velocity model on the host: the background (`vmin`, or the
-    /// [`velocity`](Self::velocity) model) with the layers on top.
-    pub fn velocity_model<T: Real>(&self) -> Result<HostField<T>> {
-        let mut v = HostField::<T>::new(self.nz, self.nx)?;
-        match &self.velocity {
-            Some(m) if (m.nz(), m.nx()) == (self.nz, self.nx) => {
-                for (dst, &src) in v.as_mut_slice().iter_mut().zip(m.values()) {
-                    *dst = T::lit(src);
-                }
-            }
-            Some(m) => {
-                return Err(Error::invalid(
-                    "velocity model shape",
-                    format!("{} x {}", m.nz(), m.nx()),
-                    format!("must match the grid {} x {}", self.nz, self.nx),
-                ))
-            }
-            None => v.fill(T::lit(self.vmin)),
-        }
-        for l in &self.layers {
-            let end = l.z1.min(self.nz);
-            if l.z0 < end {
-                v.as_mut_slice()[l.z0 * self.nx..end * self.nx].fill(T::lit(l.velocity));
-            }
-        }
-        Ok(v)
-    }
-}
-
-/// The source wavelet as the paper computes it: `r[it] = (1 - 2a) e^(-a)`, `a = (π f t)²`,
-/// `t = it · dt` (a zero-phase Ricker starting at its peak, `r[0] = 1`). `t` is rounded to the
-/// element type first and `a` evaluated in `f64`, as in the reference C++ code.
-///
-/// ```
-/// let r = ppstencil::wave::ricker::<f64>(3, 0.001, 10.0);
-/// assert_eq!(r[0], 1.0);
-/// let a = (std::f64::consts::PI * 10.0 * 0.001f64).powi(2);
-/// assert!((r[1] - (1.0 - 2.0 * a) * (-a).exp()).abs() < 1e-15);
-/// ```
-pub fn ricker<T: Real>(nt: usize, dt: f64, fpeak: f64) -> Vec<T> {
-    let pi = std::f64::consts::PI;
-    (0..nt)
-        .map(|it| {
-            let t = (T::lit(it as f64) * T::lit(dt)).to_f64();
-            let a = T::lit(pi * pi * fpeak * fpeak * t * t);
-            (T::lit(1.0) - T::lit(2.0) * a) * (-a).exp()
-        })
-        .collect()
-}
 
 /// The work fields of one time step, besides `p`, `pold` and `pnew`.
 enum StepFields<F> {
@@ -749,7 +176,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
     }
 
     /// Chooses the split (paper) or fused time step.
-    pub fn set_kernels(&mut self, kernels: Kernels) -> &mut Self {
+    pub fn set_kernels(&mut self, kernels: StepKernels) -> &mut Self {
         self.config.kernels = kernels;
         self
     }
@@ -998,11 +425,11 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         let space = &self.space;
         // The fields the step needs besides p, pold, pnew.
         let mut step = match c.kernels {
-            Kernels::Split => StepFields::Split {
+            StepKernels::Split => StepFields::Split {
                 pxx: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
                 pzz: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
             },
-            Kernels::Fused => {
+            StepKernels::Fused => {
                 let mut kv2 = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
                 fd_kv2(space, &mut kv2, v, dtdh2)?;
                 StepFields::Fused { kv2 }
@@ -1113,7 +540,7 @@ mod tests {
     use super::*;
     use crate::{Rayon, Serial};
 
-    fn small(kernels: Kernels) -> WaveConfig {
+    fn small(kernels: StepKernels) -> WaveConfig {
         WaveConfig {
             nz: 60,
             nx: 70,
@@ -1136,8 +563,9 @@ mod tests {
 
     #[test]
     fn fused_and_split_steps_are_bit_identical() {
-        let mut split = WaveSimulator::<Serial>::with_config(Serial, small(Kernels::Split));
-        let mut fused = WaveSimulator::<Rayon>::with_config(Rayon::new(), small(Kernels::Fused));
+        let mut split = WaveSimulator::<Serial>::with_config(Serial, small(StepKernels::Split));
+        let mut fused =
+            WaveSimulator::<Rayon>::with_config(Rayon::new(), small(StepKernels::Fused));
         split.run().expect("split runs");
         fused.run().expect("fused runs");
         let a = split.wavefield_host().expect("copy");
@@ -1149,7 +577,7 @@ mod tests {
     #[test]
     fn bad_parameters_are_errors_naming_the_value() {
         let check = |f: &dyn Fn(&mut WaveConfig), needle: &str| {
-            let mut c = small(Kernels::Fused);
+            let mut c = small(StepKernels::Fused);
             f(&mut c);
             let e = c.validate().expect_err("must be rejected").to_string();
             assert!(e.contains(needle), "`{e}` should mention `{needle}`");
@@ -1173,14 +601,14 @@ mod tests {
         }
         check(
             &|c| {
-                c.kernels = Kernels::Split;
+                c.kernels = StepKernels::Split;
                 c.space_order = 6;
             },
             "split kernels",
         );
         check(
             &|c| {
-                c.kernels = Kernels::Fused;
+                c.kernels = StepKernels::Fused;
                 c.space_order = 16;
                 c.src_z = 7;
             },
@@ -1207,7 +635,7 @@ mod tests {
         );
         check(
             &|c| {
-                c.kernels = Kernels::Fused;
+                c.kernels = StepKernels::Fused;
                 c.space_order = 16;
                 c.dt = 0.00145;
             },
