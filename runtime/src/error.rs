@@ -118,6 +118,21 @@ pub enum Error {
         #[source]
         source: Option<std::io::Error>,
     },
+    /// A step-level call of the solver came out of order: [`step`] before [`prepare`] or
+    /// after the last time step, [`finish`] without a prepared run.
+    ///
+    /// [`step`]: crate::WaveSimulator::step
+    /// [`prepare`]: crate::WaveSimulator::prepare
+    /// [`finish`]: crate::WaveSimulator::finish
+    #[error("{call}: {problem}; {fix}")]
+    OutOfOrder {
+        /// The call, e.g. `"WaveSimulator::step"`.
+        call: &'static str,
+        /// What is wrong.
+        problem: String,
+        /// What to call instead.
+        fix: &'static str,
+    },
     /// A generated kernel was launched with the wrong number of arguments (a bug in a
     /// hand-written launch; generated launch functions cannot cause it).
     #[error("kernel `{kernel}` was launched with the wrong number of {what}")]

@@ -16,6 +16,38 @@ use crate::{Error, ExecutionSpace, HostField, MemorySpace, Real, Result, ScalarF
 use std::any::Any;
 use std::time::{Duration, Instant};
 
+/// A prepared run: its parameters, its fields in the space and where it stands.
+struct Run<M: MemorySpace, T: Real> {
+    /// The parameters the run was prepared with.
+    config: WaveConfig,
+    /// When [`WaveSimulator::prepare`] started.
+    start: Instant,
+    /// Time steps run.
+    done: usize,
+    /// The pressure after `done` steps.
+    p: ScalarField<M, T>,
+    /// The pressure one step earlier.
+    pold: ScalarField<M, T>,
+    /// The next pressure (scratch of one step).
+    pnew: ScalarField<M, T>,
+    /// The other fields the step's kernels need.
+    work: StepFields<ScalarField<M, T>>,
+    /// The layered velocity model in the space, when none was given with `set_velocity`.
+    layered: Option<ScalarField<M, T>>,
+    /// The absorbing layer's damping, when there is a layer.
+    eta: Option<ScalarField<M, T>>,
+    /// `(dt / dh)²`.
+    dtdh2: T,
+    /// The source term of every step.
+    wavelet: Vec<T>,
+    /// The receivers, as flat indices into the field.
+    receivers: Vec<usize>,
+    /// The traces recorded so far (`nt × receivers`).
+    traces: Vec<T>,
+    /// A host copy of the field for sampling receivers of device runs.
+    scratch: Option<HostField<T>>,
+}
+
 /// The work fields of one time step, besides `p`, `pold` and `pnew`.
 enum StepFields<F> {
     /// The paper's split kernels: the two second derivatives.
@@ -64,6 +96,7 @@ pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32> {
     velocity_max: f64,
     wavefield: Option<ScalarField<E::Memory, T>>,
     seismogram: Option<Seismogram<T>>,
+    run: Option<Run<E::Memory, T>>,
 }
 
 /// Reads the receivers' samples from `p`: in place for host memory, else through a host copy
@@ -108,6 +141,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             velocity_max: 0.0,
             wavefield: None,
             seismogram: None,
+            run: None,
         }
     }
 
@@ -317,7 +351,8 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         Ok(())
     }
 
-    /// Runs the whole simulation.
+    /// Runs the whole simulation: [`prepare`](Self::prepare), [`step`](Self::step) `nt`
+    /// times, [`finish`](Self::finish).
     pub fn run(&mut self) -> Result<RunStats> {
         self.run_with(|_, _| {}, |_, _| Ok(()))
     }
@@ -350,6 +385,27 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         mut progress: impl FnMut(usize, usize),
         mut snapshot: impl FnMut(usize, &HostField<T>) -> Result<()>,
     ) -> Result<RunStats> {
+        self.prepare()?;
+        let (nt, every) = (self.config.nt, self.config.snapshot_every);
+        while self.steps_done() < nt {
+            let done = self.step()? + 1;
+            if every.is_some_and(|k| done % k == 0) {
+                snapshot(done, &self.wavefield_host()?)?;
+            }
+            progress(done, nt);
+        }
+        self.finish()
+    }
+
+    /// Prepares a run of the current configuration: checks every parameter, moves the
+    /// velocity model, the absorbing layer's damping and the work fields to `E`'s memory
+    /// space, computes the source wavelet, and zeroes the wavefield. Starts the run's clock.
+    ///
+    /// Then call [`step`](Self::step) up to `nt` times and [`finish`](Self::finish). Calling
+    /// `prepare` again starts over; the previous run's wavefield and seismogram are dropped.
+    /// Changes to the parameters made after `prepare` apply from the next `prepare`.
+    pub fn prepare(&mut self) -> Result<()> {
+        self.run = None;
         self.validate()?;
         let c = self.config.clone();
         let start = Instant::now();
@@ -360,16 +416,10 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             } else {
                 None
             };
-        let layered;
-        let v = match &self.velocity {
-            Some(v) => v,
-            None => match &v_host {
-                Some(h) => {
-                    layered = ScalarField::from_host(h)?;
-                    &layered
-                }
-                None => return Err(Error::invalid("velocity", "none", "no velocity model")),
-            },
+        let layered = match (&self.velocity, &v_host) {
+            (Some(_), _) => None,
+            (None, Some(h)) => Some(ScalarField::from_host(h)?),
+            (None, None) => return Err(Error::invalid("velocity", "none", "no velocity model")),
         };
         let eta = match (&v_host, c.absorb) {
             (Some(vh), width) if width > 0 => {
@@ -400,7 +450,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             }
         };
         let nrec = c.receivers.len();
-        let rec_points: Vec<usize> = c.receivers.iter().map(|&(z, x)| z * c.nx + x).collect();
+        let receivers: Vec<usize> = c.receivers.iter().map(|&(z, x)| z * c.nx + x).collect();
         let samples = c.nt.checked_mul(nrec).ok_or_else(|| {
             Error::invalid(
                 "receivers",
@@ -416,111 +466,216 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
                 bytes: samples.saturating_mul(std::mem::size_of::<T>()),
             })?;
         traces.resize(samples, T::ZERO);
-        let mut scratch: Option<HostField<T>> = None;
 
-        let mut p = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
-        let mut pold = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
-        let mut pnew = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+        let p = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+        let pold = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+        let pnew = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
         let dtdh2 = T::lit((c.dt / c.dh) * (c.dt / c.dh));
-        let space = &self.space;
         // The fields the step needs besides p, pold, pnew.
-        let mut step = match c.kernels {
+        let work = match c.kernels {
             StepKernels::Split => StepFields::Split {
                 pxx: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
                 pzz: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
             },
             StepKernels::Fused => {
                 let mut kv2 = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
-                fd_kv2(space, &mut kv2, v, dtdh2)?;
+                let v = self.velocity.as_ref().or(layered.as_ref());
+                let v = v.ok_or_else(|| Error::invalid("velocity", "none", "no velocity model"))?;
+                fd_kv2(&self.space, &mut kv2, v, dtdh2)?;
                 StepFields::Fused { kv2 }
             }
         };
-        for (it, &w) in wavelet.iter().enumerate() {
-            if c.source_mode == SourceMode::Set {
-                add_source(space, &mut p, w, c.src_z, c.src_x)?;
-            }
-            match &mut step {
-                StepFields::Split { pxx, pzz } => {
-                    fd_pzz(space, pzz, &p)?;
-                    fd_pxx(space, pxx, &p)?;
-                    fd_time(space, &mut pnew, &p, &pold, v, pxx, pzz, dtdh2)?;
-                }
-                StepFields::Fused { kv2 } => {
-                    fd_step_of_order(space, c.space_order, &mut pnew, &p, &pold, kv2)?
-                }
-            }
-            if c.source_mode == SourceMode::Add {
-                inject_source(space, &mut pnew, w, c.src_z, c.src_x)?;
-            }
-            if let Some(eta) = &eta {
-                // Only the layer: the top and bottom strips, then the sides between them.
-                let (w, nz, nx) = (c.absorb, c.nz, c.nx);
-                for (rows, cols) in [
-                    (0..w, 0..nx),
-                    (nz - w..nz, 0..nx),
-                    (w..nz - w, 0..w),
-                    (w..nz - w, nx - w..nx),
-                ] {
-                    launch_in::<FdAbsorb, E, T>(
-                        space,
-                        rows,
-                        cols,
-                        &mut [&mut pnew],
-                        &[&pold, eta],
-                        &[],
-                    )?;
-                }
-            }
-            pold.swap(&mut p);
-            p.swap(&mut pnew);
-            if nrec > 0 {
-                let row = &mut traces[it * nrec..(it + 1) * nrec];
-                sample_receivers(&p, &rec_points, row, &mut scratch)?;
-            }
-            if let Some(k) = c.snapshot_every {
-                if (it + 1) % k == 0 {
-                    snapshot(it + 1, &p.to_host()?)?;
-                }
-            }
-            progress(it + 1, c.nt);
+        self.wavefield = None;
+        self.seismogram = None;
+        self.run = Some(Run {
+            config: c,
+            start,
+            done: 0,
+            p,
+            pold,
+            pnew,
+            work,
+            layered,
+            eta,
+            dtdh2,
+            wavelet,
+            receivers,
+            traces,
+            scratch: None,
+        });
+        Ok(())
+    }
+
+    /// Runs one time step of the prepared run and returns its index `it` (0 for the first
+    /// step, up to `nt - 1`): injects the source sample `it`, advances the wavefield from
+    /// `p` to `pnew` (and damps it in the absorbing layer), rotates `pold ← p ← pnew`, and
+    /// records the receivers. Afterwards [`wavefield`](Self::wavefield) is the pressure after
+    /// `it + 1` steps.
+    ///
+    /// An error ([`Error::OutOfOrder`]) before [`prepare`](Self::prepare) and once all `nt`
+    /// steps have run. A user's own time loop, here one that stops as soon as the wave
+    /// reaches a point, gives the same wavefield as [`run`](Self::run):
+    ///
+    /// ```
+    /// use ppstencil::{Serial, WaveConfig, WaveSimulator};
+    /// let config = WaveConfig {
+    ///     nz: 40, nx: 40, nt: 100, dt: 0.001, dh: 10.0, src_z: 20, src_x: 20,
+    ///     fpeak: 20.0, vmin: 2000.0, layers: vec![], ..WaveConfig::paper()
+    /// };
+    /// let mut sim = WaveSimulator::<Serial, f64>::with_config(Serial, config);
+    /// sim.prepare()?;
+    /// let mut arrival = None;
+    /// while sim.steps_done() < sim.time_steps() {
+    ///     let it = sim.step()?;
+    ///     let p = sim.wavefield_host()?;
+    ///     if p[(20, 30)].abs() > 1e-3 {
+    ///         arrival = Some(it);
+    ///         break;
+    ///     }
+    /// }
+    /// let stats = sim.finish()?;
+    /// let it = arrival.expect("the wave arrives");
+    /// assert_eq!(stats.steps, it + 1);
+    /// assert!(it > 0 && it < 100);
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
+    pub fn step(&mut self) -> Result<usize> {
+        let space = &self.space;
+        let Some(run) = self.run.as_mut() else {
+            return Err(Error::OutOfOrder {
+                call: "WaveSimulator::step",
+                problem: "no run is prepared".into(),
+                fix: "call prepare() first (run() does both)",
+            });
+        };
+        let c = &run.config;
+        let it = run.done;
+        let Some(&w) = run.wavelet.get(it) else {
+            return Err(Error::OutOfOrder {
+                call: "WaveSimulator::step",
+                problem: format!("all nt = {} time steps have run", c.nt),
+                fix: "call finish() for the results, or prepare() to start over",
+            });
+        };
+        let (p, pold, pnew) = (&mut run.p, &mut run.pold, &mut run.pnew);
+        if c.source_mode == SourceMode::Set {
+            add_source(space, p, w, c.src_z, c.src_x)?;
         }
-        space.synchronize()?;
-        let wall = start.elapsed();
-        self.wavefield = Some(p);
+        match &mut run.work {
+            StepFields::Split { pxx, pzz } => {
+                let v = self.velocity.as_ref().or(run.layered.as_ref());
+                let v = v.ok_or_else(|| Error::invalid("velocity", "none", "no velocity model"))?;
+                fd_pzz(space, pzz, p)?;
+                fd_pxx(space, pxx, p)?;
+                fd_time(space, pnew, p, pold, v, pxx, pzz, run.dtdh2)?;
+            }
+            StepFields::Fused { kv2 } => {
+                fd_step_of_order(space, c.space_order, pnew, p, pold, kv2)?
+            }
+        }
+        if c.source_mode == SourceMode::Add {
+            inject_source(space, pnew, w, c.src_z, c.src_x)?;
+        }
+        if let Some(eta) = &run.eta {
+            // Only the layer: the top and bottom strips, then the sides between them.
+            let (w, nz, nx) = (c.absorb, c.nz, c.nx);
+            for (rows, cols) in [
+                (0..w, 0..nx),
+                (nz - w..nz, 0..nx),
+                (w..nz - w, 0..w),
+                (w..nz - w, nx - w..nx),
+            ] {
+                launch_in::<FdAbsorb, E, T>(
+                    space,
+                    rows,
+                    cols,
+                    &mut [&mut *pnew],
+                    &[pold, eta],
+                    &[],
+                )?;
+            }
+        }
+        pold.swap(p);
+        p.swap(pnew);
+        let nrec = run.receivers.len();
+        if nrec > 0 {
+            let row = &mut run.traces[it * nrec..(it + 1) * nrec];
+            sample_receivers(p, &run.receivers, row, &mut run.scratch)?;
+        }
+        run.done = it + 1;
+        Ok(it)
+    }
+
+    /// Time steps run since [`prepare`](Self::prepare) (0 when no run is prepared).
+    pub fn steps_done(&self) -> usize {
+        self.run.as_ref().map_or(0, |r| r.done)
+    }
+
+    /// Ends the prepared run: waits for the space, keeps the final wavefield (see
+    /// [`wavefield`](Self::wavefield)) and the receivers' traces of the steps run (see
+    /// [`seismogram`](Self::seismogram)), and returns the timing since
+    /// [`prepare`](Self::prepare). Usually called after all `nt` steps; called earlier, the
+    /// results cover the steps run. An error ([`Error::OutOfOrder`]) when no run is prepared.
+    pub fn finish(&mut self) -> Result<RunStats> {
+        let Some(run) = self.run.take() else {
+            return Err(Error::OutOfOrder {
+                call: "WaveSimulator::finish",
+                problem: "no run is prepared".into(),
+                fix: "call prepare() and step() first (run() does all three)",
+            });
+        };
+        self.space.synchronize()?;
+        let wall = run.start.elapsed();
+        let c = run.config;
+        let nrec = run.receivers.len();
+        let mut data = run.traces;
+        data.truncate(run.done * nrec);
+        self.wavefield = Some(run.p);
         self.seismogram = Some(Seismogram {
-            nt: c.nt,
+            nt: run.done,
             nrec,
             dt: c.dt,
-            positions: c.receivers.clone(),
-            data: traces,
+            positions: c.receivers,
+            data,
         });
-        let points = (c.nz * c.nx) as f64 * c.nt as f64;
+        let points = (c.nz * c.nx) as f64 * run.done as f64;
         Ok(RunStats {
-            steps: c.nt,
+            steps: run.done,
             wall,
             mpoints_per_s: points / wall.as_secs_f64().max(1e-12) / 1e6,
         })
     }
 
-    /// The traces recorded at the receivers by the last [`run`](Self::run) (`nt × nrec`;
-    /// `nrec` is 0 without receivers), or `None` before the first run.
+    /// The traces recorded at the receivers by the last finished run (`nt × nrec`; `nrec`
+    /// is 0 without receivers), or `None` before the first run and while one is prepared.
     pub fn seismogram(&self) -> Option<&Seismogram<T>> {
         self.seismogram.as_ref()
     }
 
-    /// The final pressure field in `E`'s memory space (after [`run`](Self::run)).
+    /// The pressure field in `E`'s memory space: while a run is prepared, the field after
+    /// the last [`step`](Self::step) (zero before the first); after a finished run, its final
+    /// field; `None` before any run.
     pub fn wavefield(&self) -> Option<&ScalarField<E::Memory, T>> {
-        self.wavefield.as_ref()
+        match &self.run {
+            Some(run) => Some(&run.p),
+            None => self.wavefield.as_ref(),
+        }
     }
 
-    /// Copies the final pressure field to the host.
+    /// The pressure one step before [`wavefield`](Self::wavefield), while a run is prepared
+    /// (the leapfrog scheme's second time level); `None` otherwise.
+    pub fn previous_wavefield(&self) -> Option<&ScalarField<E::Memory, T>> {
+        self.run.as_ref().map(|run| &run.pold)
+    }
+
+    /// Copies the pressure field (see [`wavefield`](Self::wavefield)) to the host.
     pub fn wavefield_host(&self) -> Result<HostField<T>> {
-        match &self.wavefield {
+        match self.wavefield() {
             Some(p) => p.to_host(),
             None => Err(Error::invalid(
                 "wavefield",
                 "none",
-                "call run() before reading the wavefield",
+                "call run() (or prepare() and step()) before reading the wavefield",
             )),
         }
     }
@@ -640,6 +795,97 @@ mod tests {
                 c.dt = 0.00145;
             },
             "of the order-16 scheme",
+        );
+    }
+
+    /// A user's time loop of `prepare`, `step` and `finish` against `run()`, on the same
+    /// space: the same wavefield and seismogram bit for bit, step indices `0..nt`, and
+    /// out-of-order calls are errors that say what to call.
+    fn user_loop_equals_run<E: ExecutionSpace<Memory = crate::MemSpaceHost> + Clone>(space: E) {
+        for kernels in [StepKernels::Split, StepKernels::Fused] {
+            let config = WaveConfig {
+                absorb: if kernels == StepKernels::Fused { 8 } else { 0 },
+                receivers: vec![(20, 10), (30, 50)],
+                ..small(kernels)
+            };
+            let mut whole = WaveSimulator::<E>::with_config(space.clone(), config.clone());
+            let stats = whole.run().expect("run");
+            let mut user = WaveSimulator::<E>::with_config(space.clone(), config.clone());
+            let e = user.step().expect_err("step before prepare").to_string();
+            assert!(
+                e.contains("no run is prepared") && e.contains("prepare()"),
+                "{e}"
+            );
+            assert!(user.finish().is_err());
+            user.prepare().expect("prepare");
+            assert_eq!(user.wavefield_host().expect("zero field").max_abs(), 0.0);
+            let mut indices = Vec::new();
+            while user.steps_done() < config.nt {
+                indices.push(user.step().expect("step"));
+                // The previous level is the last step's wavefield.
+                assert!(user.previous_wavefield().is_some());
+            }
+            assert_eq!(indices, (0..config.nt).collect::<Vec<_>>());
+            let e = user.step().expect_err("step past nt").to_string();
+            assert!(e.contains("all nt = 120 time steps have run"), "{e}");
+            let mine = user.finish().expect("finish");
+            assert_eq!((mine.steps, stats.steps), (config.nt, config.nt));
+            let (a, b) = (
+                whole.wavefield_host().unwrap(),
+                user.wavefield_host().unwrap(),
+            );
+            assert!(a.max_abs() > 1e-3, "the wave must have propagated");
+            assert!(a
+                .as_slice()
+                .iter()
+                .zip(b.as_slice())
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
+            let (sa, sb) = (whole.seismogram().unwrap(), user.seismogram().unwrap());
+            assert_eq!((sa.nt, sa.nrec), (sb.nt, sb.nrec));
+            assert!(sa
+                .data
+                .iter()
+                .zip(&sb.data)
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
+            assert!(user.previous_wavefield().is_none());
+        }
+    }
+
+    #[test]
+    fn a_user_time_loop_equals_run_serial() {
+        user_loop_equals_run(Serial);
+    }
+
+    #[test]
+    fn a_user_time_loop_equals_run_rayon() {
+        user_loop_equals_run(Rayon::with_threads(2).unwrap());
+    }
+
+    /// Stopping early: `finish` after 30 of 120 steps keeps 30 steps of traces, and equals a
+    /// run of `nt = 30` (the wavelet's first 30 samples do not depend on `nt`).
+    #[test]
+    fn finishing_early_equals_a_shorter_run() {
+        let config = WaveConfig {
+            receivers: vec![(20, 10)],
+            ..small(StepKernels::Fused)
+        };
+        let mut user = WaveSimulator::<Serial>::with_config(Serial, config.clone());
+        user.prepare().unwrap();
+        for _ in 0..30 {
+            user.step().unwrap();
+        }
+        assert_eq!(user.finish().unwrap().steps, 30);
+        let mut short =
+            WaveSimulator::<Serial>::with_config(Serial, WaveConfig { nt: 30, ..config });
+        short.run().unwrap();
+        assert_eq!(user.seismogram().unwrap().nt, 30);
+        assert_eq!(
+            user.seismogram().unwrap().data,
+            short.seismogram().unwrap().data
+        );
+        assert_eq!(
+            user.wavefield_host().unwrap().as_slice(),
+            short.wavefield_host().unwrap().as_slice()
         );
     }
 
