@@ -3,7 +3,7 @@
 //! 1. Measures the machine's practical memory bandwidth in this process with STREAM-style
 //!    copy (`a = b`) and triad (`a = b + s c`) loops over `f64` arrays of at least 4 x the
 //!    last-level cache each, on one thread and on the rayon pool.
-//! 2. Times every acoustic kernel (`fd_pxx`, `fd_pzz`, `fd_time`, and the fused `fd_step`;
+//! 2. Times every acoustic kernel (`fd_pxx`, `fd_pzz`, `fd_time`, and the fused `fd_step_4`;
 //!    `add_source` is excluded, as in the paper) on every selected backend: the median of
 //!    `--repeat` runs after one warm-up run.
 //! 3. Converts times with the figures kernels-gen derived from each stencil's IR
@@ -328,10 +328,10 @@ fn bench_space<E: ExecutionSpace>(
         })?,
     )?;
     let fused = time(repeat, || {
-        kernels::fd_step(space, &mut pnew, &p, &pold, &kv2)?;
+        kernels::fd_step_4(space, &mut pnew, &p, &pold, &kv2)?;
         Ok(sync()?)
     })?;
-    row(kernels::FdStep::INFO, fused)?;
+    row(kernels::FdStep4::INFO, fused)?;
     let (split, _) = time(repeat, || {
         kernels::fd_pxx(space, &mut pxx, &p)?;
         kernels::fd_pzz(space, &mut pzz, &p)?;
@@ -366,7 +366,7 @@ fn bench_c(host: &HostFields, threads: usize, repeat: usize) -> Result<(KernelRo
         Ok(())
     })?;
     let backend = format!("c-openmp/{threads}");
-    let info = kernels::FdStep::INFO;
+    let info = kernels::FdStep4::INFO;
     Ok((
         KernelRow {
             kernel: info.name,
@@ -558,7 +558,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             pct.map_or("n/a".to_string(), |p| format!("{p:.0} %"))
         )?;
     }
-    writeln!(out, "\nWhole time step (Gpoints/s = nz x nx / step time; split = fd_pxx + fd_pzz + fd_time, fused = fd_step):")?;
+    writeln!(out, "\nWhole time step (Gpoints/s = nz x nx / step time; split = fd_pxx + fd_pzz + fd_time, fused = fd_step_4):")?;
     writeln!(
         out,
         "  {:<13} {:>8} {:>10} {:>10}",

@@ -63,7 +63,7 @@ impl Backend {
 pub enum KernelsArg {
     /// The paper's four kernels: add_source, fd_pzz, fd_pxx, fd_time.
     Split,
-    /// add_source then one fused fd_step (less memory traffic, same results).
+    /// add_source then one fused fd_step_4 (less memory traffic, same results).
     Fused,
 }
 

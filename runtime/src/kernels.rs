@@ -10,12 +10,12 @@
 //! | `fd_pzz` | rows/cols `2..n-2` | the same along z |
 //! | `fd_time` | every point | `pnew = 2p - pold + (dt/dh)² v² (pxx + pzz)` |
 //!
-//! with `c0 = -5/2`, `c1 = 4/3`, `c2 = -1/12`. `fd_step` fuses the last three into one
+//! with `c0 = -5/2`, `c1 = 4/3`, `c2 = -1/12`. `fd_step_4` fuses the last three into one
 //! pass (with `kv2 = (dt/dh)² v²` from `fd_kv2`, computed once). Each call is a generic function of the
 //! execution space; see [`fd_pxx`] for an example.
 //!
 //! Beyond the paper: the fused step exists for every even space order from 2 to 16
-//! (`fd_step_2`, `fd_step` (4), `fd_step_6`, ..., `fd_step_16`, written with the DSL's
+//! (`fd_step_2`, `fd_step_4` (4), `fd_step_6`, ..., `fd_step_16`, written with the DSL's
 //! `laplacian(p, N)`, whose Fornberg weights kernels-gen computes; dispatch with
 //! [`fd_step_of_order`]); `inject_source` adds to the source point instead of setting it;
 //! `fd_absorb` damps the absorbing layer. The border that stays zero is the order's radius
@@ -59,7 +59,7 @@ stencil! {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + dtdh2 * v[0, 0] * v[0, 0] * (pxx[0, 0] + pzz[0, 0]);
     }
 
-    /// `kv2 = dtdh2 v²`, computed once per model for [`fd_step`] (same operation order as
+    /// `kv2 = dtdh2 v²`, computed once per model for [`fd_step_4`] (same operation order as
     /// [`fd_time`], so the fused and split steps round identically).
     pub fn fd_kv2(kv2: out, v: in, dtdh2: real) {
         kv2[0, 0] = dtdh2 * v[0, 0] * v[0, 0];
@@ -70,43 +70,43 @@ stencil! {
     /// [`fd_kv2`]. 4th order in space: `d2x(p, 4)` and `d2z(p, 4)` expand to exactly the
     /// taps and arithmetic order of `fd_pxx` and `fd_pzz`, and the update is `fd_time`'s, so
     /// the fused and split steps are bit-identical.
-    pub fn fd_step(pnew: out, p: in, pold: in, kv2: in) {
+    pub fn fd_step_4(pnew: out, p: in, pold: in, kv2: in) {
         let pxx = d2x(p, 4);
         let pzz = d2z(p, 4);
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * (pxx + pzz);
     }
 
-    /// [`fd_step`] at space order 2 (radius 1).
+    /// The fused step of [`fd_step_4`] at space order 2 (radius 1).
     pub fn fd_step_2(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 2);
     }
 
-    /// [`fd_step`] at space order 6 (radius 3).
+    /// The fused step of [`fd_step_4`] at space order 6 (radius 3).
     pub fn fd_step_6(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 6);
     }
 
-    /// [`fd_step`] at space order 8 (radius 4).
+    /// The fused step of [`fd_step_4`] at space order 8 (radius 4).
     pub fn fd_step_8(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 8);
     }
 
-    /// [`fd_step`] at space order 10 (radius 5).
+    /// The fused step of [`fd_step_4`] at space order 10 (radius 5).
     pub fn fd_step_10(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 10);
     }
 
-    /// [`fd_step`] at space order 12 (radius 6).
+    /// The fused step of [`fd_step_4`] at space order 12 (radius 6).
     pub fn fd_step_12(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 12);
     }
 
-    /// [`fd_step`] at space order 14 (radius 7).
+    /// The fused step of [`fd_step_4`] at space order 14 (radius 7).
     pub fn fd_step_14(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 14);
     }
 
-    /// [`fd_step`] at space order 16 (radius 8).
+    /// The fused step of [`fd_step_4`] at space order 16 (radius 8).
     pub fn fd_step_16(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 16);
     }
@@ -130,22 +130,7 @@ stencil! {
 /// The space orders with a fused step kernel: every even order from 2 to 16.
 pub const SPACE_ORDERS: [usize; 8] = [2, 4, 6, 8, 10, 12, 14, 16];
 
-/// The fused step kernel of each space order, as `(order, metadata)`.
-pub const FD_STEPS: &[(usize, crate::launch::StencilInfo)] = {
-    use crate::launch::Stencil;
-    &[
-        (2, FdStep2::INFO),
-        (4, FdStep::INFO),
-        (6, FdStep6::INFO),
-        (8, FdStep8::INFO),
-        (10, FdStep10::INFO),
-        (12, FdStep12::INFO),
-        (14, FdStep14::INFO),
-        (16, FdStep16::INFO),
-    ]
-};
-
-/// Runs the fused step of space order `order` ([`fd_step`] at 4, `fd_step_<order>`
+/// Runs the fused step of space order `order` ([`fd_step_4`] at 4, `fd_step_<order>`
 /// otherwise). An order without a kernel is an error naming the valid orders.
 pub fn fd_step_of_order<E: ExecutionSpace, T: Real>(
     space: &E,
@@ -157,7 +142,7 @@ pub fn fd_step_of_order<E: ExecutionSpace, T: Real>(
 ) -> Result<()> {
     match order {
         2 => fd_step_2(space, pnew, p, pold, kv2),
-        4 => fd_step(space, pnew, p, pold, kv2),
+        4 => fd_step_4(space, pnew, p, pold, kv2),
         6 => fd_step_6(space, pnew, p, pold, kv2),
         8 => fd_step_8(space, pnew, p, pold, kv2),
         10 => fd_step_10(space, pnew, p, pold, kv2),
@@ -181,7 +166,7 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         FdPzz::INFO,
         FdTime::INFO,
         FdKv2::INFO,
-        FdStep::INFO,
+        FdStep4::INFO,
         InjectSource::INFO,
         FdAbsorb::INFO,
         FdStep2::INFO,

@@ -98,7 +98,7 @@ impl RowPlan {
 /// also when `f` panics, so they are ordered before everything the thread does afterwards.
 ///
 /// ```
-/// use ppstencil::exec::{run_rows, RowPlan};
+/// use ppstencil::__private::{run_rows, RowPlan};
 /// let mut row = vec![0.0f32; 1000];
 /// run_rows(RowPlan { prefetch: true, stream: true }, |mode| {
 ///     let mut out = mode.output(&mut row[..]);
@@ -240,7 +240,7 @@ impl<T: Real> RowOutput<'_, '_, T> {
     /// `fd_pzz` (notes/perf3.md).
     ///
     /// ```
-    /// use ppstencil::exec::{run_rows, RowPlan};
+    /// use ppstencil::__private::{run_rows, RowPlan};
     /// let mut row = vec![0.0f32; 100];
     /// let plain = run_rows(RowPlan::default(), |mode| mode.output(&mut row[..]).blocks().collect::<Vec<_>>());
     /// assert_eq!(plain, [0..100]);

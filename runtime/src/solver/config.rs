@@ -64,7 +64,7 @@ pub struct Layer {
 pub enum StepKernels {
     /// The paper's four kernels: `add_source`, `fd_pzz`, `fd_pxx`, `fd_time` (40 bytes/point).
     Split,
-    /// `add_source` then the fused `fd_step` (16 bytes/point); bit-identical results.
+    /// `add_source` then the fused `fd_step_4` (16 bytes/point); bit-identical results.
     #[default]
     Fused,
 }

@@ -3,7 +3,7 @@
 //!
 //! Second order in time, fourth order in space by default (any even order from 2 to 16 with
 //! [`WaveConfig::space_order`]). Each step runs `add_source → fd_pzz → fd_pxx → fd_time` (the
-//! paper's split kernels, order 4 only) or `add_source → fd_step` (fused, the default), then
+//! paper's split kernels, order 4 only) or `add_source → fd_step_4` (fused, the default), then
 //! the optional absorbing layer's `fd_absorb`, and rotates `pold ← p ← pnew`. The algorithm is
 //! written once; where its fields live and how its kernels run follow from `E`.
 //!
