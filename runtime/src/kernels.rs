@@ -127,34 +127,49 @@ stencil! {
     }
 }
 
-/// The space orders with a fused step kernel: every even order from 2 to 16.
-pub const SPACE_ORDERS: [usize; 8] = [2, 4, 6, 8, 10, 12, 14, 16];
+/// Defines, from one list of `order => kernel`, the fused step's orders ([`SPACE_ORDERS`])
+/// and its dispatch by order ([`fd_step_of_order`]).
+macro_rules! fused_steps {
+    ($($order:literal => $kernel:ident),* $(,)?) => {
+        /// The space orders with a fused step kernel: every even order from
+        /// [`MIN_SPACE_ORDER`](crate::solver::MIN_SPACE_ORDER) to
+        /// [`MAX_SPACE_ORDER`](crate::solver::MAX_SPACE_ORDER).
+        pub const SPACE_ORDERS: [usize; [$($order),*].len()] = [$($order),*];
 
-/// Runs the fused step of space order `order` ([`fd_step_4`] at 4, `fd_step_<order>`
-/// otherwise). An order without a kernel is an error naming the valid orders.
-pub fn fd_step_of_order<E: ExecutionSpace, T: Real>(
-    space: &E,
-    order: usize,
-    pnew: &mut ScalarField<E::Memory, T>,
-    p: &ScalarField<E::Memory, T>,
-    pold: &ScalarField<E::Memory, T>,
-    kv2: &ScalarField<E::Memory, T>,
-) -> Result<()> {
-    match order {
-        2 => fd_step_2(space, pnew, p, pold, kv2),
-        4 => fd_step_4(space, pnew, p, pold, kv2),
-        6 => fd_step_6(space, pnew, p, pold, kv2),
-        8 => fd_step_8(space, pnew, p, pold, kv2),
-        10 => fd_step_10(space, pnew, p, pold, kv2),
-        12 => fd_step_12(space, pnew, p, pold, kv2),
-        14 => fd_step_14(space, pnew, p, pold, kv2),
-        16 => fd_step_16(space, pnew, p, pold, kv2),
-        _ => Err(Error::invalid(
-            "space order",
-            order,
-            "use an even order from 2 to 16 (2, 4, 6, ..., 16)",
-        )),
-    }
+        /// Runs the fused step of space order `order` (`fd_step_<order>`). An order without
+        /// a kernel is an error naming the valid orders.
+        pub fn fd_step_of_order<E: ExecutionSpace, T: Real>(
+            space: &E,
+            order: usize,
+            pnew: &mut ScalarField<E::Memory, T>,
+            p: &ScalarField<E::Memory, T>,
+            pold: &ScalarField<E::Memory, T>,
+            kv2: &ScalarField<E::Memory, T>,
+        ) -> Result<()> {
+            match order {
+                $($order => $kernel(space, pnew, p, pold, kv2),)*
+                _ => {
+                    crate::solver::check_space_order(order)?;
+                    Err(Error::invalid(
+                        "space order",
+                        order,
+                        "is supported but has no fused kernel: add its fd_step_N to kernels.rs",
+                    ))
+                }
+            }
+        }
+    };
+}
+
+fused_steps! {
+    2 => fd_step_2,
+    4 => fd_step_4,
+    6 => fd_step_6,
+    8 => fd_step_8,
+    10 => fd_step_10,
+    12 => fd_step_12,
+    14 => fd_step_14,
+    16 => fd_step_16,
 }
 
 /// Metadata of every acoustic kernel, for tools (`ppwave gen`, benchmarks).
@@ -178,3 +193,18 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         FdStep16::INFO,
     ]
 };
+
+#[cfg(test)]
+mod tests {
+    use crate::solver::{check_space_order, MAX_SPACE_ORDER, MIN_SPACE_ORDER};
+
+    /// Every order kernels-gen supports has a fused kernel, and no other.
+    #[test]
+    fn every_supported_order_has_a_fused_kernel() {
+        let supported: Vec<usize> = (0..=MAX_SPACE_ORDER + 2)
+            .filter(|&o| check_space_order(o).is_ok())
+            .collect();
+        assert_eq!(super::SPACE_ORDERS.to_vec(), supported);
+        assert_eq!((MIN_SPACE_ORDER, MAX_SPACE_ORDER), (2, 16));
+    }
+}

@@ -13,56 +13,48 @@ pub const DEFAULT_SPACE_ORDER: usize = 4;
 /// reflects least for layers 2 to 3 peak wavelengths wide.
 pub const ABSORB_STRENGTH: f64 = 20.0;
 
-/// Second-derivative weights of the 4th-order scheme, `[w0, w1, w2]` (the paper's
-/// `c0, c1, c2`).
-pub const WEIGHTS: [f64; 3] = [-5.0 / 2.0, 4.0 / 3.0, -1.0 / 12.0];
+include!(concat!(env!("OUT_DIR"), "/fd_weights.rs"));
 
-/// Stability limit of the 2D leapfrog scheme on CFL = vmax·dt/dh: `2 / sqrt(2 Σ|w|)`,
-/// about 0.612 for the 4th-order weights (von Neumann analysis of the worst-case mode).
+/// Stability limit of the 2D leapfrog scheme of the default (4th) order on
+/// CFL = vmax·dt/dh: [`cfl_limit_for`]`(4)`, about 0.612.
 ///
 /// ```
-/// assert!((ppstencil::wave::cfl_limit() - 0.6124).abs() < 1e-4);
+/// assert!((ppstencil::solver::cfl_limit() - 0.6124).abs() < 1e-4);
 /// ```
 pub fn cfl_limit() -> f64 {
-    let sum: f64 = WEIGHTS[0].abs() + 2.0 * (WEIGHTS[1].abs() + WEIGHTS[2].abs());
-    2.0 / (2.0 * sum).sqrt()
-}
-
-/// Checks a space order: even, from 2 to 16.
-pub fn check_space_order(order: usize) -> Result<()> {
-    if (2..=16).contains(&order) && order % 2 == 0 {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            "space order",
-            order,
-            "use an even order from 2 to 16 (2, 4, 6, ..., 16; the paper's is 4)",
-        ))
+    match cfl_limit_for(DEFAULT_SPACE_ORDER) {
+        Ok(limit) => limit,
+        Err(_) => unreachable!("the default space order is supported"),
     }
 }
 
-/// Central second-derivative weights `[w0, w1, ..., wm]` of an even `order` (`m = order/2`),
-/// from the closed form `wk = 2 (-1)^(k+1) (m!)² / (k² (m-k)! (m+k)!)`, `w0 = -2 Σ wk`
-/// (the kernels' weights come from Fornberg's algorithm in kernels-gen; both agree).
+/// Checks a space order: even, from [`MIN_SPACE_ORDER`] to [`MAX_SPACE_ORDER`] (2 to 16;
+/// the rule is kernels-gen's, `kernels_gen::fd::check_order`).
+pub fn check_space_order(order: usize) -> Result<()> {
+    second_derivative_weights(order).map(|_| ())
+}
+
+/// Central second-derivative weights `[w0, w1, ..., wm]` of an even `order` (`m = order/2`):
+/// the weights the kernels are generated with (Fornberg's algorithm in kernels-gen, exact
+/// fractions rounded once to `f64`), read from a table the build script writes.
 ///
 /// ```
-/// let w = ppstencil::wave::second_derivative_weights(4)?;
-/// assert_eq!(w, ppstencil::wave::WEIGHTS.to_vec());
+/// let w = ppstencil::solver::second_derivative_weights(4)?;
+/// assert_eq!(w, [-5.0 / 2.0, 4.0 / 3.0, -1.0 / 12.0]); // the paper's c0, c1, c2
+/// assert!(ppstencil::solver::second_derivative_weights(5).is_err());
 /// # Ok::<(), ppstencil::Error>(())
 /// ```
-pub fn second_derivative_weights(order: usize) -> Result<Vec<f64>> {
-    check_space_order(order)?;
-    let m = order / 2;
-    let fact = |n: usize| (1..=n).map(|k| k as f64).product::<f64>();
-    let mut w = vec![0.0];
-    for k in 1..=m {
-        let sign = if k % 2 == 1 { 1.0 } else { -1.0 };
-        let kf = k as f64;
-        // Factorials up to 16! are exact in f64; the quotient is one rounding per operation.
-        w.push(2.0 * sign * fact(m) * fact(m) / (kf * kf * fact(m - k) * fact(m + k)));
+pub fn second_derivative_weights(order: usize) -> Result<&'static [f64]> {
+    match FD_WEIGHTS.iter().find(|(o, _)| *o == order) {
+        Some((_, w)) => Ok(w),
+        None => Err(Error::invalid(
+            "space order",
+            order,
+            format!(
+                "use an even order from {MIN_SPACE_ORDER} to {MAX_SPACE_ORDER} (2, 4, 6, ..., 16; the paper's is 4)"
+            ),
+        )),
     }
-    w[0] = -2.0 * w[1..].iter().sum::<f64>();
-    Ok(w)
 }
 
 /// Stability limit `2 / sqrt(2 Σ|w|)` of the 2D leapfrog scheme at space order `order`
@@ -70,16 +62,13 @@ pub fn second_derivative_weights(order: usize) -> Result<Vec<f64>> {
 /// grows, since `Σ|w|` tends to the spectral `π²`).
 ///
 /// ```
-/// use ppstencil::wave::cfl_limit_for;
+/// use ppstencil::solver::cfl_limit_for;
 /// assert!((cfl_limit_for(2)? - 0.5f64.sqrt()).abs() < 1e-12);
-/// assert_eq!(cfl_limit_for(4)?, ppstencil::wave::cfl_limit());
+/// assert_eq!(cfl_limit_for(4)?, ppstencil::solver::cfl_limit());
 /// assert!(cfl_limit_for(5).is_err());
 /// # Ok::<(), ppstencil::Error>(())
 /// ```
 pub fn cfl_limit_for(order: usize) -> Result<f64> {
-    if order == DEFAULT_SPACE_ORDER {
-        return Ok(cfl_limit());
-    }
     let w = second_derivative_weights(order)?;
     let sum: f64 = w[0].abs() + 2.0 * w[1..].iter().map(|x| x.abs()).sum::<f64>();
     Ok(2.0 / (2.0 * sum).sqrt())
@@ -89,7 +78,7 @@ pub fn cfl_limit_for(order: usize) -> Result<f64> {
 /// `it · dt`: `s(t) = (1 - 2a) e^(-a)`, `a = (π fpeak (t - delay))²`, in f64.
 ///
 /// ```
-/// let s = ppstencil::wave::ricker_delayed(101, 0.001, 10.0, 0.05);
+/// let s = ppstencil::solver::ricker_delayed(101, 0.001, 10.0, 0.05);
 /// assert_eq!(s[50], 1.0); // the peak at t = delay
 /// assert!((s[0] - (1.0 - 2.0 * 0.25 * std::f64::consts::PI.powi(2)) * (-0.25 * std::f64::consts::PI.powi(2)).exp()).abs() < 1e-15);
 /// ```
@@ -139,7 +128,7 @@ pub(super) fn layer_depth(i: usize, n: usize, width: usize) -> usize {
 /// element type first and `a` evaluated in `f64`, as in the reference C++ code.
 ///
 /// ```
-/// let r = ppstencil::wave::ricker::<f64>(3, 0.001, 10.0);
+/// let r = ppstencil::solver::ricker::<f64>(3, 0.001, 10.0);
 /// assert_eq!(r[0], 1.0);
 /// let a = (std::f64::consts::PI * 10.0 * 0.001f64).powi(2);
 /// assert!((r[1] - (1.0 - 2.0 * a) * (-a).exp()).abs() < 1e-15);
