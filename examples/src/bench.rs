@@ -84,7 +84,7 @@ struct KernelRow {
 
 impl KernelRow {
     fn bytes(&self) -> usize {
-        self.info.bytes_per_point(4)
+        self.info.bytes_per_point::<f32>()
     }
     fn gbs(&self) -> f64 {
         (self.points * self.bytes()) as f64 / self.median_s / 1e9
@@ -401,7 +401,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let cache = cache_sizes();
     let (nz, nx) = (args.nz, args.nx);
     let field_bytes = nz * nx * 4;
-    let smallest_set = kernels::FdPxx::INFO.bytes_per_point(4) / 4 * field_bytes;
+    let smallest_set = kernels::FdPxx::INFO.bytes_per_point::<f32>() / 4 * field_bytes;
     let mut out = String::new();
     let cache_src = if cache.detected {
         "read from /sys/devices/system/cpu/cpu0/cache"
@@ -551,7 +551,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             r.backend,
             r.bytes(),
             r.info.flops_per_point,
-            r.info.arithmetic_intensity(4),
+            r.info.arithmetic_intensity::<f32>(),
             r.median_s * 1e3,
             r.gbs(),
             r.gflops(),
@@ -601,7 +601,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "points": r.points,
             "bytes_per_point": r.bytes(),
             "flops_per_point": r.info.flops_per_point,
-            "arithmetic_intensity": r.info.arithmetic_intensity(4),
+            "arithmetic_intensity": r.info.arithmetic_intensity::<f32>(),
             "median_s": r.median_s,
             "min_s": r.min_s,
             "gbs": r.gbs(),
@@ -770,7 +770,7 @@ fn roofline(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> (usize, usize, Vec<S
     // points would overlap: several kernels share one arithmetic intensity).
     let legend_top = label_ys.iter().copied().fold(py(y_hi), f64::max) + 24.0;
     for (i, r) in rows.iter().enumerate() {
-        let ai = r.info.arithmetic_intensity(4);
+        let ai = r.info.arithmetic_intensity::<f32>();
         let (cx, cy) = (px(ai), py(r.gflops().max(y_lo)));
         let c = if r.threads == Some(1) {
             COLORS[0]

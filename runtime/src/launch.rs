@@ -117,6 +117,11 @@ pub struct StencilInfo {
     pub fields_written: usize,
     /// Floating-point operations per point.
     pub flops_per_point: usize,
+    /// Compulsory bytes moved per point for `f32` elements, as the IR computed them (the
+    /// roofline model's count: every field read once plus every field written once).
+    pub bytes_per_point_f32: usize,
+    /// The same for `f64` elements.
+    pub bytes_per_point_f64: usize,
     /// The stencil printed back as DSL source.
     pub dsl: &'static str,
     /// Generated source per backend (`"serial"`, `"rayon"`, and GPU dialects when emitted).
@@ -124,14 +129,26 @@ pub struct StencilInfo {
 }
 
 impl StencilInfo {
-    /// Compulsory bytes moved per point for elements of `elem_size` bytes.
-    pub fn bytes_per_point(&self, elem_size: usize) -> usize {
-        (self.fields_read + self.fields_written) * elem_size
+    /// Compulsory bytes moved per point for elements of type `T` (computed by kernels-gen
+    /// from the IR; see [`bytes_per_point_f32`](Self::bytes_per_point_f32)).
+    ///
+    /// ```
+    /// use ppstencil::launch::Stencil;
+    /// use ppstencil::kernels::FdTime;
+    /// // pnew = f(p, pold, v, pxx, pzz): five fields read, one written.
+    /// assert_eq!(FdTime::INFO.bytes_per_point::<f32>(), 6 * 4);
+    /// assert_eq!(FdTime::INFO.bytes_per_point::<f64>(), 6 * 8);
+    /// ```
+    pub fn bytes_per_point<T: Real>(&self) -> usize {
+        match std::mem::size_of::<T>() {
+            4 => self.bytes_per_point_f32,
+            _ => self.bytes_per_point_f64,
+        }
     }
 
-    /// Flops per compulsory byte.
-    pub fn arithmetic_intensity(&self, elem_size: usize) -> f64 {
-        self.flops_per_point as f64 / self.bytes_per_point(elem_size).max(1) as f64
+    /// Flops per compulsory byte for elements of type `T`.
+    pub fn arithmetic_intensity<T: Real>(&self) -> f64 {
+        self.flops_per_point as f64 / self.bytes_per_point::<T>().max(1) as f64
     }
 
     /// Checks the numbers of output fields, input fields and real scalars of a launch against

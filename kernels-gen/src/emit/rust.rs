@@ -467,6 +467,7 @@ pub fn emit_stencil_at(
     let fields_read = s.fields_read();
     let fields_written = s.fields_written();
     let flops = s.flops_per_point();
+    let (bytes_f32, bytes_f64) = (s.bytes_per_point(4), s.bytes_per_point(8));
     let row = emit_row(s);
     let rows = emit_rows(s);
     let serial = emit_serial(s);
@@ -538,6 +539,8 @@ pub fn emit_stencil_at(
                 fields_read: #fields_read,
                 fields_written: #fields_written,
                 flops_per_point: #flops,
+                bytes_per_point_f32: #bytes_f32,
+                bytes_per_point_f64: #bytes_f64,
                 dsl: #dsl,
                 sources: &[#((#src_keys, #src_vals)),*],
             };
