@@ -21,7 +21,7 @@
 //! `fd_absorb` damps the absorbing layer. The border that stays zero is the order's radius
 //! `N / 2`.
 
-use crate::{stencil, Error, ExecutionSpace, Real, Result, ScalarField};
+use crate::{stencil, Error, ExecutionSpace, Param, Real, Result, ScalarField};
 
 stencil! {
     /// Sets the pressure at the source point to `value` (the paper's `add_source`).
@@ -151,7 +151,7 @@ macro_rules! fused_steps {
                 _ => {
                     crate::solver::check_space_order(order)?;
                     Err(Error::invalid(
-                        "space order",
+                        Param::SpaceOrder,
                         order,
                         "is supported but has no fused kernel: add its fd_step_N to kernels.rs",
                     ))

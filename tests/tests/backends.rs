@@ -527,8 +527,8 @@ fn grid_too_small_for_the_radius<E: ExecutionSpace>(space: E) {
         for needle in ["fd_pxx", "radius 2", &format!("{nz} x {nx}"), "at least 5"] {
             assert!(msg.contains(needle), "`{msg}` should contain `{needle}`");
         }
-        let e =
-            fd_step_4(&space, &mut out, &f(nz, nx), &f(nz, nx), &f(nz, nx)).expect_err("fd_step_4 too");
+        let e = fd_step_4(&space, &mut out, &f(nz, nx), &f(nz, nx), &f(nz, nx))
+            .expect_err("fd_step_4 too");
         assert!(matches!(e, Error::GridTooSmall { .. }), "{e:?}");
     }
     let mut pnew = f(5, 5);

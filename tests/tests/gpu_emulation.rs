@@ -12,8 +12,8 @@
 
 use ppstencil::device::{launch_dims, BlockSize};
 use ppstencil::kernels::{
-    AddSource, FdAbsorb, FdKv2, FdPxx, FdPzz, FdStep4, FdStep10, FdStep12, FdStep14, FdStep16,
-    FdStep2, FdStep6, FdStep8, FdTime, InjectSource,
+    AddSource, FdAbsorb, FdKv2, FdPxx, FdPzz, FdStep10, FdStep12, FdStep14, FdStep16, FdStep2,
+    FdStep4, FdStep6, FdStep8, FdTime, InjectSource,
 };
 use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::Real;

@@ -250,14 +250,27 @@ fn reference_solver_matches_the_paper_code_fixture() {
 fn simulator_errors_name_the_problem() {
     let sim = WaveSimulator::<ppstencil::Serial>::new(ppstencil::Serial);
     let e = sim.wavefield_host().expect_err("nothing run yet");
-    assert!(e.to_string().contains("call run() before"), "{e}");
+    assert!(
+        e.to_string().contains("no wavefield yet; call run()"),
+        "{e}"
+    );
     let mut sim = WaveSimulator::<ppstencil::Serial>::with_config(
         ppstencil::Serial,
         config(&small_problems()[0], StepKernels::Fused),
     );
     sim.set_source_position(1, 20);
     let e = sim.run().expect_err("source in the border");
-    assert!(e.to_string().contains("src-z = 1"), "{e}");
+    assert!(e.to_string().contains("src_z = 1"), "{e}");
+    assert!(
+        matches!(
+            &e,
+            ppstencil::Error::InvalidParameter {
+                param: ppstencil::Param::SourceZ,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     sim.set_source_position(15, 20).set_time_step(0.01);
     let e = sim.run().expect_err("unstable");
     assert!(e.to_string().contains("CFL"), "{e}");

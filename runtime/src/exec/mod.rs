@@ -17,7 +17,7 @@ pub use simd::{simd, vectorized, Simd};
 
 use crate::launch::{Region, Stencil};
 use crate::memory::HostBuffer;
-use crate::{Error, MemSpaceHost, MemorySpace, Real, Result};
+use crate::{Error, MemSpaceHost, MemorySpace, Param, Real, Result};
 use std::sync::Arc;
 
 /// A way of running kernels, bound to the memory space it can access.
@@ -119,7 +119,7 @@ impl Rayon {
     pub fn with_threads(threads: usize) -> Result<Self> {
         if threads == 0 || threads > 4096 {
             return Err(Error::invalid(
-                "threads",
+                Param::Threads,
                 threads,
                 "use between 1 and 4096 threads",
             ));
@@ -128,7 +128,11 @@ impl Rayon {
             .num_threads(threads)
             .build()
             .map_err(|e| {
-                Error::invalid("threads", threads, format!("cannot start the pool: {e}"))
+                Error::invalid(
+                    Param::Threads,
+                    threads,
+                    format!("cannot start the pool: {e}"),
+                )
             })?;
         Ok(Rayon {
             pool: Some(Arc::new(pool)),

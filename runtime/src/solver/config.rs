@@ -5,7 +5,7 @@
 use super::physics::{cfl_limit_for, check_space_order, DEFAULT_SPACE_ORDER};
 use crate::model::VelocityModel;
 use crate::receivers::ReceiverLine;
-use crate::{Error, HostField, Real, Result};
+use crate::{Error, HostField, Param, Real, Result};
 
 /// How the source wavelet enters the wavefield.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,7 +40,7 @@ impl std::str::FromStr for SourceMode {
             "set" => Ok(SourceMode::Set),
             "add" => Ok(SourceMode::Add),
             other => Err(Error::invalid(
-                "source mode",
+                Param::SourceMode,
                 other,
                 "use `set` (the paper's: the source point is set to the wavelet) or `add` (a delayed Ricker injected additively)",
             )),
@@ -133,12 +133,12 @@ impl Default for WaveConfig {
     }
 }
 
-fn positive_finite(name: &str, v: f64, unit: &str) -> Result<()> {
+fn positive_finite(param: Param, v: f64, unit: &str) -> Result<()> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
         Err(Error::invalid(
-            name,
+            param,
             v,
             format!("must be a finite number greater than 0 {unit}"),
         ))
@@ -230,43 +230,43 @@ impl WaveConfig {
         let min = 2 * r + 1;
         if self.nz < min {
             return Err(Error::invalid(
-                "nz",
+                Param::Nz,
                 self.nz,
                 format!("the order-{order} stencil needs at least {min} rows"),
             ));
         }
         if self.nx < min {
             return Err(Error::invalid(
-                "nx",
+                Param::Nx,
                 self.nx,
                 format!("the order-{order} stencil needs at least {min} columns"),
             ));
         }
         if self.nz.checked_mul(self.nx).is_none() {
             return Err(Error::invalid(
-                "nz x nx",
+                Param::GridSize,
                 format!("{} x {}", self.nz, self.nx),
                 "too many points",
             ));
         }
         if self.nt == 0 {
-            return Err(Error::invalid("nt", 0, "run at least 1 time step"));
+            return Err(Error::invalid(Param::Nt, 0, "run at least 1 time step"));
         }
         if self.kernels == StepKernels::Split && order != DEFAULT_SPACE_ORDER {
             return Err(Error::invalid(
-                "space order",
+                Param::SpaceOrder,
                 order,
                 "the split kernels (the paper's fd_pxx, fd_pzz, fd_time) are 4th order only; use the fused kernels for another order, or space order 4",
             ));
         }
-        positive_finite("dt", self.dt, "seconds")?;
-        positive_finite("dh", self.dh, "metres")?;
-        positive_finite("fpeak", self.fpeak, "Hz")?;
-        positive_finite("vmin", self.vmin, "m/s")?;
+        positive_finite(Param::TimeStep, self.dt, "seconds")?;
+        positive_finite(Param::SpaceStep, self.dh, "metres")?;
+        positive_finite(Param::PeakFrequency, self.fpeak, "Hz")?;
+        positive_finite(Param::Vmin, self.vmin, "m/s")?;
         if let Some(d) = self.source_delay {
             if !(d.is_finite() && d >= 0.0) {
                 return Err(Error::invalid(
-                    "source delay",
+                    Param::SourceDelay,
                     d,
                     "must be a finite number of seconds, 0 or more (default 1.5 / fpeak)",
                 ));
@@ -274,7 +274,7 @@ impl WaveConfig {
         }
         if self.snapshot_every == Some(0) {
             return Err(Error::invalid(
-                "snapshot interval",
+                Param::SnapshotEvery,
                 0,
                 "write a snapshot every K >= 1 steps, or none",
             ));
@@ -282,7 +282,7 @@ impl WaveConfig {
         let narrow = self.nz.min(self.nx);
         if 2 * self.absorb >= narrow {
             return Err(Error::invalid(
-                "absorb",
+                Param::Absorb,
                 self.absorb,
                 format!(
                     "the absorbing layer must be narrower than half the {} x {} grid: absorb <= {} (or 0 for none)",
@@ -294,20 +294,20 @@ impl WaveConfig {
         }
         if self.src_z < r || self.src_z >= self.nz - r {
             return Err(Error::invalid(
-                "src-z",
+                Param::SourceZ,
                 self.src_z,
                 format!(
-                    "the source row must lie inside the order-{order} border of {r} cells: {r} <= src-z < {}",
+                    "the source row must lie inside the order-{order} border of {r} cells: {r} <= src_z < {}",
                     self.nz - r
                 ),
             ));
         }
         if self.src_x < r || self.src_x >= self.nx - r {
             return Err(Error::invalid(
-                "src-x",
+                Param::SourceX,
                 self.src_x,
                 format!(
-                    "the source column must lie inside the order-{order} border of {r} cells: {r} <= src-x < {}",
+                    "the source column must lie inside the order-{order} border of {r} cells: {r} <= src_x < {}",
                     self.nx - r
                 ),
             ));
@@ -315,7 +315,7 @@ impl WaveConfig {
         for &(z, x) in &self.receivers {
             if z >= self.nz || x >= self.nx {
                 return Err(Error::invalid(
-                    "receiver",
+                    Param::Receiver,
                     format!("({z}, {x})"),
                     format!(
                         "receivers must lie in the {} x {} grid: 0 <= z < {}, 0 <= x < {}",
@@ -327,7 +327,7 @@ impl WaveConfig {
         if let Some(m) = &self.velocity {
             if (m.nz(), m.nx()) != (self.nz, self.nx) {
                 return Err(Error::invalid(
-                    "velocity model shape",
+                    Param::VelocityModel,
                     format!("{} x {}", m.nz(), m.nx()),
                     format!(
                         "must match the grid {} x {} (the model's shape sets the grid)",
@@ -340,21 +340,21 @@ impl WaveConfig {
             let shown = format!("{}:{}:{}", l.z0, l.z1, l.velocity);
             if l.z0 >= l.z1 {
                 return Err(Error::invalid(
-                    "layer",
+                    Param::Layer,
                     shown,
                     "Z0 must be smaller than Z1 (rows [Z0, Z1) get velocity V)",
                 ));
             }
             if l.z1 > self.nz {
                 return Err(Error::invalid(
-                    "layer",
+                    Param::Layer,
                     shown,
                     format!("rows must lie in the grid: Z1 <= nz = {}", self.nz),
                 ));
             }
             if !(l.velocity.is_finite() && l.velocity > 0.0) {
                 return Err(Error::invalid(
-                    "layer",
+                    Param::Layer,
                     shown,
                     "the velocity V must be a finite number greater than 0 m/s",
                 ));
@@ -369,7 +369,7 @@ impl WaveConfig {
         let limit = cfl_limit_for(self.space_order)?;
         if cfl > limit {
             return Err(Error::invalid(
-                "dt",
+                Param::TimeStep,
                 self.dt,
                 format!(
                     "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{} scheme; use dt <= {:.6e} s (or a larger dh)",
@@ -395,7 +395,7 @@ impl WaveConfig {
             }
             Some(m) => {
                 return Err(Error::invalid(
-                    "velocity model shape",
+                    Param::VelocityModel,
                     format!("{} x {}", m.nz(), m.nx()),
                     format!("must match the grid {} x {}", self.nz, self.nx),
                 ))

@@ -34,6 +34,7 @@ pub mod simulator;
 pub use config::{Layer, SourceMode, StepKernels, WaveConfig};
 pub use physics::{
     absorbing_eta, cfl_limit, cfl_limit_for, check_space_order, ricker, ricker_delayed,
-    second_derivative_weights, ABSORB_STRENGTH, DEFAULT_SPACE_ORDER, MAX_SPACE_ORDER, MIN_SPACE_ORDER,
+    second_derivative_weights, ABSORB_STRENGTH, DEFAULT_SPACE_ORDER, MAX_SPACE_ORDER,
+    MIN_SPACE_ORDER,
 };
 pub use simulator::{RunStats, WaveSimulator};

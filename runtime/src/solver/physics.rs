@@ -2,7 +2,7 @@
 //! Ricker source wavelets and the absorbing layer's damping profile. Pure functions of their
 //! arguments; nothing here allocates fields or runs kernels (see [`super::simulator`]).
 
-use crate::{Error, Real, Result};
+use crate::{Error, Param, Real, Result};
 
 /// The default space order (the paper's).
 pub const DEFAULT_SPACE_ORDER: usize = 4;
@@ -48,7 +48,7 @@ pub fn second_derivative_weights(order: usize) -> Result<&'static [f64]> {
     match FD_WEIGHTS.iter().find(|(o, _)| *o == order) {
         Some((_, w)) => Ok(w),
         None => Err(Error::invalid(
-            "space order",
+            Param::SpaceOrder,
             order,
             format!(
                 "use an even order from {MIN_SPACE_ORDER} to {MAX_SPACE_ORDER} (2, 4, 6, ..., 16; the paper's is 4)"

@@ -12,7 +12,7 @@ use crate::kernels::{
 use crate::launch::launch_in;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
-use crate::{Error, ExecutionSpace, HostField, MemorySpace, Real, Result, ScalarField};
+use crate::{Error, ExecutionSpace, HostField, MemorySpace, Param, Real, Result, ScalarField};
 use std::any::Any;
 use std::time::{Duration, Instant};
 
@@ -288,7 +288,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             let x = x.to_f64();
             if !(x.is_finite() && x > 0.0) {
                 return Err(Error::invalid(
-                    "velocity",
+                    Param::Velocity,
                     x,
                     format!(
                         "at row {}, column {}: every velocity must be finite and greater than 0",
@@ -338,7 +338,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         if let Some(v) = &self.velocity {
             if v.shape() != (self.config.nz, self.config.nx) {
                 return Err(Error::invalid(
-                    "velocity shape",
+                    Param::VelocityModel,
                     format!("{} x {}", v.nz(), v.nx()),
                     format!(
                         "must match the grid {} x {}",
@@ -419,7 +419,9 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         let layered = match (&self.velocity, &v_host) {
             (Some(_), _) => None,
             (None, Some(h)) => Some(ScalarField::from_host(h)?),
-            (None, None) => return Err(Error::invalid("velocity", "none", "no velocity model")),
+            (None, None) => {
+                return Err(Error::invalid(Param::Velocity, "none", "no velocity model"))
+            }
         };
         let eta = match (&v_host, c.absorb) {
             (Some(vh), width) if width > 0 => {
@@ -453,7 +455,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         let receivers: Vec<usize> = c.receivers.iter().map(|&(z, x)| z * c.nx + x).collect();
         let samples = c.nt.checked_mul(nrec).ok_or_else(|| {
             Error::invalid(
-                "receivers",
+                Param::Receivers,
                 nrec,
                 "nt x receivers overflows usize; use fewer receivers",
             )
@@ -480,7 +482,8 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             StepKernels::Fused => {
                 let mut kv2 = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
                 let v = self.velocity.as_ref().or(layered.as_ref());
-                let v = v.ok_or_else(|| Error::invalid("velocity", "none", "no velocity model"))?;
+                let v =
+                    v.ok_or_else(|| Error::invalid(Param::Velocity, "none", "no velocity model"))?;
                 fd_kv2(&self.space, &mut kv2, v, dtdh2)?;
                 StepFields::Fused { kv2 }
             }
@@ -564,7 +567,8 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         match &mut run.work {
             StepFields::Split { pxx, pzz } => {
                 let v = self.velocity.as_ref().or(run.layered.as_ref());
-                let v = v.ok_or_else(|| Error::invalid("velocity", "none", "no velocity model"))?;
+                let v =
+                    v.ok_or_else(|| Error::invalid(Param::Velocity, "none", "no velocity model"))?;
                 fd_pzz(space, pzz, p)?;
                 fd_pxx(space, pxx, p)?;
                 fd_time(space, pnew, p, pold, v, pxx, pzz, run.dtdh2)?;
@@ -672,11 +676,11 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
     pub fn wavefield_host(&self) -> Result<HostField<T>> {
         match self.wavefield() {
             Some(p) => p.to_host(),
-            None => Err(Error::invalid(
-                "wavefield",
-                "none",
-                "call run() (or prepare() and step()) before reading the wavefield",
-            )),
+            None => Err(Error::OutOfOrder {
+                call: "WaveSimulator::wavefield_host",
+                problem: "there is no wavefield yet".into(),
+                fix: "call run() (or prepare() and step()) first",
+            }),
         }
     }
 
@@ -742,7 +746,7 @@ mod tests {
         check(&|c| c.dt = -1.0, "dt = -1");
         check(&|c| c.dh = f64::NAN, "dh = NaN");
         check(&|c| c.src_z = 1, "inside the order-4 border");
-        check(&|c| c.src_x = 68, "src-x = 68");
+        check(&|c| c.src_x = 68, "src_x = 68");
         check(&|c| c.layers[0].z1 = 61, "Z1 <= nz");
         check(&|c| c.layers[0].z0 = 60, "Z0 must be smaller");
         check(&|c| c.layers[0].velocity = 0.0, "greater than 0");
@@ -767,7 +771,7 @@ mod tests {
                 c.space_order = 16;
                 c.src_z = 7;
             },
-            "order-16 border of 8 cells: 8 <= src-z < 52",
+            "order-16 border of 8 cells: 8 <= src_z < 52",
         );
         check(&|c| c.absorb = 30, "absorb = 30");
         check(&|c| c.absorb = 30, "absorb <= 29");
@@ -786,7 +790,7 @@ mod tests {
             &|c| {
                 c.velocity = Some(VelocityModel::new(2, 2, vec![1.0; 4]).expect("valid"));
             },
-            "velocity model shape = 2 x 2",
+            "velocity model = 2 x 2",
         );
         check(
             &|c| {
@@ -887,6 +891,47 @@ mod tests {
             user.wavefield_host().unwrap().as_slice(),
             short.wavefield_host().unwrap().as_slice()
         );
+    }
+
+    /// Each invalid parameter is reported as its typed [`Param`], with no command-line flag
+    /// in the words.
+    #[test]
+    fn bad_parameters_carry_their_typed_param() {
+        use crate::Param;
+        let cases: Vec<(Box<dyn Fn(&mut WaveConfig)>, Param)> = vec![
+            (Box::new(|c| c.nz = 4), Param::Nz),
+            (Box::new(|c| c.nx = 4), Param::Nx),
+            (Box::new(|c| c.nt = 0), Param::Nt),
+            (Box::new(|c| c.dt = 0.01), Param::TimeStep),
+            (Box::new(|c| c.dh = 0.0), Param::SpaceStep),
+            (Box::new(|c| c.fpeak = -1.0), Param::PeakFrequency),
+            (Box::new(|c| c.vmin = 0.0), Param::Vmin),
+            (Box::new(|c| c.src_z = 1), Param::SourceZ),
+            (Box::new(|c| c.src_x = 69), Param::SourceX),
+            (Box::new(|c| c.space_order = 5), Param::SpaceOrder),
+            (Box::new(|c| c.absorb = 30), Param::Absorb),
+            (
+                Box::new(|c| c.source_delay = Some(-1.0)),
+                Param::SourceDelay,
+            ),
+            (
+                Box::new(|c| c.snapshot_every = Some(0)),
+                Param::SnapshotEvery,
+            ),
+            (Box::new(|c| c.receivers = vec![(60, 0)]), Param::Receiver),
+            (Box::new(|c| c.layers[0].z0 = 60), Param::Layer),
+        ];
+        for (bad, want) in cases {
+            let mut c = small(StepKernels::Fused);
+            bad(&mut c);
+            match c.validate() {
+                Err(Error::InvalidParameter { param, valid, .. }) => {
+                    assert_eq!(param, want, "{valid}");
+                    assert!(!valid.contains("--"), "no flags in library words: {valid}");
+                }
+                other => panic!("{want:?}: expected an invalid parameter, got {other:?}"),
+            }
+        }
     }
 
     #[test]
