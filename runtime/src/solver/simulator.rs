@@ -898,7 +898,8 @@ mod tests {
     #[test]
     fn bad_parameters_carry_their_typed_param() {
         use crate::Param;
-        let cases: Vec<(Box<dyn Fn(&mut WaveConfig)>, Param)> = vec![
+        type Mutation = Box<dyn Fn(&mut WaveConfig)>;
+        let cases: Vec<(Mutation, Param)> = vec![
             (Box::new(|c| c.nz = 4), Param::Nz),
             (Box::new(|c| c.nx = 4), Param::Nx),
             (Box::new(|c| c.nt = 0), Param::Nt),
