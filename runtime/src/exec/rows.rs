@@ -1,6 +1,6 @@
 //! The row runtime of generated host kernels: the per-launch [`RowPlan`] (prefetch? stream?),
 //! [`run_rows`], which runs a task's row loops compiled for the widest vector unit, and the
-//! row and block views ([`RowMode`], [`RowOutput`], [`OutputBlock`]) through which generated
+//! row and block views ([`RowMode`], `RowOutput`, `OutputBlock`) through which generated
 //! loops prefetch ahead and write with non-temporal stores (fenced by `Fence`).
 //!
 //! Crate-private: generated code reaches these items through `ppstencil::__private`; users
@@ -37,7 +37,7 @@ pub fn prefetch_pays<T>(grid: &Region, fields: usize) -> bool {
 
 /// Whether the generated row loops write their `out` fields with non-temporal (streaming)
 /// stores for a launch over `grid` touching `fields` fields of `T`: only when those fields do
-/// not fit the last-level cache (the rule of [`prefetch_pays`]).
+/// not fit the last-level cache (the rule of `prefetch_pays`).
 ///
 /// A store to a line that is not in cache first reads it (write-allocate), so a kernel that
 /// reads one field and writes one moves 12 bytes per `f32` point instead of 8; streaming
@@ -74,9 +74,9 @@ fn exceeds_llc<T>(grid: &Region, fields: usize) -> bool {
 /// ([`RowPlan::for_launch`]) and handed to every task through [`run_rows`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RowPlan {
-    /// Compute rows in blocks of [`BLOCK_BYTES`] and prefetch ahead ([`prefetch_pays`]).
+    /// Compute rows in blocks of `BLOCK_BYTES` and prefetch ahead (`prefetch_pays`).
     pub prefetch: bool,
-    /// Write `out` fields with non-temporal stores ([`stream_pays`]); also computes in
+    /// Write `out` fields with non-temporal stores (`stream_pays`); also computes in
     /// blocks. Has an effect only where [`simd`] is AVX2.
     pub stream: bool,
 }
@@ -123,16 +123,16 @@ pub fn run_rows<R>(plan: RowPlan, f: impl for<'s> FnOnce(RowMode<'s>) -> R) -> R
     })
 }
 
-/// Permission to make non-temporal stores, only ever created by [`streaming`]: the CPU has
+/// Permission to make non-temporal stores, only ever created by `streaming`: the CPU has
 /// AVX, and the scope it belongs to fences before it ends. Not `Send` (a fence orders only
 /// the stores of its own thread) and it cannot outlive that scope (`for<'s>` in
-/// [`streaming`]).
+/// `streaming`).
 #[derive(Clone, Copy, Debug)]
 struct Stream<'s> {
     _scope: PhantomData<(&'s (), *const ())>,
 }
 
-/// Runs `f` with a [`Stream`] permission if `on` and the CPU allows, and fences afterwards.
+/// Runs `f` with a `Stream` permission if `on` and the CPU allows, and fences afterwards.
 ///
 /// `f` has a single call site, so that it is inlined into [`vectorized`]'s AVX2 copy.
 #[inline(always)]
@@ -144,7 +144,7 @@ fn streaming<R>(on: bool, f: impl for<'s> FnOnce(Option<Stream<'s>>) -> R) -> R 
     f(stream)
 }
 
-/// Issues `sfence` when dropped: on every way out of a [`streaming`] scope, unwinding
+/// Issues `sfence` when dropped: on every way out of a `streaming` scope, unwinding
 /// included.
 struct Fence;
 
@@ -213,7 +213,7 @@ impl<'s> RowMode<'s> {
 }
 
 /// Largest block, in elements, that is computed in a stack buffer and then streamed:
-/// [`BLOCK_BYTES`] of `f32`.
+/// `BLOCK_BYTES` of `f32`.
 const BLOCK_CAPACITY: usize = BLOCK_BYTES / 4;
 
 /// A cache-line-aligned stack buffer for one streamed block.
@@ -221,8 +221,8 @@ const BLOCK_CAPACITY: usize = BLOCK_BYTES / 4;
 struct AlignedBlock<T>([T; BLOCK_CAPACITY]);
 
 /// One output field's columns of one row in a generated row loop (from
-/// [`RowMode::output`] or [`RowMode::inout`]): it splits the row into blocks and lends
-/// each block to the loop as an [`OutputBlock`].
+/// `RowMode::output` or `RowMode::inout`): it splits the row into blocks and lends
+/// each block to the loop as an `OutputBlock`.
 pub struct RowOutput<'r, 's, T: Real> {
     row: &'r mut [T],
     blocked: bool,
@@ -231,7 +231,7 @@ pub struct RowOutput<'r, 's, T: Real> {
 }
 
 impl<T: Real> RowOutput<'_, '_, T> {
-    /// The row's columns `0..n` in blocks of [`BLOCK_BYTES`] with prefetching or streaming;
+    /// The row's columns `0..n` in blocks of `BLOCK_BYTES` with prefetching or streaming;
     /// otherwise the whole row is one block (one long loop, fastest on cache-resident data).
     /// Streamed, the first block ends at the row's first 64-byte boundary, so that every
     /// block but the first and last covers whole cache lines (streaming stores write whole
@@ -276,8 +276,8 @@ impl<T: Real> RowOutput<'_, '_, T> {
         }
     }
 
-    /// Prefetches the columns [`PREFETCH_BYTES`] after `from` for writing (see
-    /// [`prefetch_for_write`]), unless the row is streamed (streaming stores need no line in
+    /// Prefetches the columns `PREFETCH_BYTES` after `from` for writing (see
+    /// `prefetch_for_write`), unless the row is streamed (streaming stores need no line in
     /// cache: fetching it is exactly the traffic they avoid).
     #[inline(always)]
     pub fn prefetch(&mut self, from: usize) {
@@ -346,7 +346,7 @@ impl<T: Real> Drop for OutputBlock<'_, '_, T> {
     }
 }
 
-/// The blocks of one row (see [`RowOutput::blocks`]).
+/// The blocks of one row (see `RowOutput::blocks`).
 #[derive(Clone, Debug)]
 pub struct Blocks {
     next: usize,
@@ -431,7 +431,7 @@ unsafe fn stream_lines(dst: *mut u8, src: *const u8, lines: usize) {
     }
 }
 
-/// Asks the CPU to fetch into cache the [`BLOCK_BYTES`] that lie [`PREFETCH_BYTES`] after
+/// Asks the CPU to fetch into cache the `BLOCK_BYTES` that lie `PREFETCH_BYTES` after
 /// `data[from]`, for reading. Only a hint: it never faults, also past the end of `data`,
 /// and does nothing on other architectures.
 #[inline(always)]

@@ -11,7 +11,7 @@ use crate::{Error, HostField, Param, Real, Result};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SourceMode {
     /// The paper's: the pressure at the source point is *set* to `ricker(t)` before each step
-    /// (a zero-phase Ricker starting at its peak, [`ricker`]).
+    /// (a zero-phase Ricker starting at its peak, [`ricker`](super::physics::ricker)).
     #[default]
     Set,
     /// The Ricker wavelet delayed by [`WaveConfig::source_delay`] is *added* to the new
