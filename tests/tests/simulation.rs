@@ -3,7 +3,7 @@
 //! wavefield computed by the paper's own C++ code (`tests/fixtures/`, see its README).
 //! Generic over the execution space, instantiated for every space compiled in.
 
-use ppstencil::wave::Layer;
+use ppstencil::solver::Layer;
 use ppstencil::{
     ExecutionSpace, HostField, Real, ScalarField, StepKernels, WaveConfig, WaveSimulator,
 };

@@ -22,7 +22,7 @@ pub const BLOCK_BYTES: usize = 256;
 /// only the leading row misses the caches; the out-of-order window then reaches too few
 /// misses ahead and the hardware prefetchers do not make up for it: one thread ran `fd_pzz`
 /// at half the bandwidth of `fd_pxx`. Prefetching the leading row 4 KiB ahead (and the
-/// outputs, for writing) restores it (measurements in `notes/perf2.md`).
+/// outputs, for writing) restores it (measurements in `docs/notes/perf2.md`).
 pub const PREFETCH_BYTES: usize = 4096;
 
 /// Whether the generated row loops prefetch ahead for a launch over `grid` touching `fields`
@@ -237,7 +237,7 @@ impl<T: Real> RowOutput<'_, '_, T> {
     /// block but the first and last covers whole cache lines (streaming stores write whole
     /// lines; a line written partly by plain stores would be read first). Only prefetched,
     /// the blocks start at the row's first column: aligning them measured ~15 % slower for
-    /// `fd_pzz` (notes/perf3.md).
+    /// `fd_pzz` (docs/notes/perf3.md).
     ///
     /// ```
     /// use ppstencil::__private::{run_rows, RowPlan};
