@@ -1,6 +1,6 @@
 //! A simulation's parameters: [`WaveConfig`] (with its validation, whose errors name the
 //! value, its valid range and the fix), velocity [`Layer`]s, the [`SourceMode`] and the
-//! [`StepKernels`] a time step runs. Running a configuration is [`super::simulator`]'s job.
+//! [`StepKernels`] a time step runs. Running a configuration is `simulator.rs`'s job.
 
 use super::physics::{cfl_limit_for, check_space_order, DEFAULT_SPACE_ORDER};
 use crate::model::VelocityModel;
@@ -11,7 +11,7 @@ use crate::{Error, HostField, Param, Real, Result};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SourceMode {
     /// The paper's: the pressure at the source point is *set* to `ricker(t)` before each step
-    /// (a zero-phase Ricker starting at its peak, [`ricker`](super::physics::ricker)).
+    /// (a zero-phase Ricker starting at its peak, [`ricker`](super::ricker)).
     #[default]
     Set,
     /// The Ricker wavelet delayed by [`WaveConfig::source_delay`] is *added* to the new

@@ -20,16 +20,21 @@
 //! - [`WaveConfig::snapshot_every`]: a host copy of the wavefield handed to a hook every K
 //!   steps ([`WaveSimulator::run_with`]).
 //!
-//! Where things live: [`physics`] (the numbers of the scheme: FD weights and the CFL limit,
-//! the Ricker wavelets, the absorbing layer's damping), [`config`] ([`WaveConfig`] and its
-//! validation, [`Layer`], [`SourceMode`], [`StepKernels`]) and [`simulator`]
-//! ([`WaveSimulator`]: preparing a run, one time step, the time loop, results). The stencils
-//! the solver runs live in [`crate::kernels`]; receivers and velocity models in
-//! [`crate::receivers`] and [`crate::model`].
+//! A user's own time loop (imaging, inversion, coupling) calls
+//! [`WaveSimulator::prepare`], then [`WaveSimulator::step`] once per time step (receivers are
+//! recorded there; snapshots, progress and, later, halo exchanges attach between steps), and
+//! [`WaveSimulator::finish`]; [`WaveSimulator::run`] is that loop.
+//!
+//! Where things live (all re-exported here): `physics.rs` (the numbers of the scheme: FD
+//! weights and the CFL limit, the Ricker wavelets, the absorbing layer's damping),
+//! `config.rs` ([`WaveConfig`] and its validation, [`Layer`], [`SourceMode`],
+//! [`StepKernels`]) and `simulator.rs` ([`WaveSimulator`]: preparing a run, one time step,
+//! the time loop, results). The stencils the solver runs live in [`crate::kernels`];
+//! receivers and velocity models in [`crate::receivers`] and [`crate::model`].
 
-pub mod config;
-pub mod physics;
-pub mod simulator;
+mod config;
+mod physics;
+mod simulator;
 
 pub use config::{Layer, SourceMode, StepKernels, WaveConfig};
 pub use physics::{

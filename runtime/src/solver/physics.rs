@@ -1,6 +1,6 @@
 //! The numbers of the scheme: finite-difference weights and the CFL stability limit, the
 //! Ricker source wavelets and the absorbing layer's damping profile. Pure functions of their
-//! arguments; nothing here allocates fields or runs kernels (see [`super::simulator`]).
+//! arguments; nothing here allocates fields or runs kernels (see `simulator.rs`).
 
 use crate::{Error, Param, Real, Result};
 

@@ -1,8 +1,8 @@
 //! [`WaveSimulator`]: the solver generic over the execution space. It prepares a run (the
 //! model, damping and wavelet moved to the space), advances it one time step at a time, and
 //! hands out the fields and results; [`run`](WaveSimulator::run) is a loop over those steps.
-//! Parameters and their checks live in [`super::config`], the scheme's numbers in
-//! [`super::physics`].
+//! Parameters and their checks live in `config.rs`, the scheme's numbers in
+//! `physics.rs`.
 
 use super::config::{Layer, SourceMode, StepKernels, WaveConfig};
 use super::physics::{absorbing_eta, layer_depth, ricker, ricker_delayed};
