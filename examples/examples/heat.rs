@@ -75,7 +75,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         info.name,
         info.radius,
         info.flops_per_point,
-        info.bytes_per_point(8),
+        info.bytes_per_point::<f64>(),
         info.dsl
     );
     println!(

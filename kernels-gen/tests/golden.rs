@@ -23,7 +23,7 @@ fn acoustic_kernels_match_the_golden_files() {
         "fd_pzz",
         "fd_time",
         "fd_kv2",
-        "fd_step",
+        "fd_step_4",
         "fd_step_8",
         "inject_source",
         "fd_absorb",

@@ -16,7 +16,7 @@ const KERNELS: [&str; 6] = [
     "fd_pzz",
     "fd_time",
     "fd_kv2",
-    "fd_step",
+    "fd_step_4",
 ];
 
 fn acoustic() -> Vec<Stencil> {

@@ -16,12 +16,12 @@
 //!
 //! [`Cuda`] and [`Hip`] launch the kernels kernels-gen generates (see
 //! `kernels_gen::emit::c` for the parameter convention) on a 2D grid of [`BlockSize`] blocks
-//! (default 32 × 8): one thread per point of the launch [`Grid`], `x` along columns. The
+//! (default 32 × 8): one thread per point of the launch [`Region`], `x` along columns. The
 //! acoustic kernels are compiled at build time; stencils of your own are compiled by
 //! `kernels_gen::build::compile_file` in your `build.rs` and loaded with
 //! `Cuda::load_module` / `Hip::load_code_objects`.
 
-use crate::launch::Grid;
+use crate::launch::Region;
 use crate::{Error, Result};
 
 #[cfg(any(feature = "cuda", feature = "hip"))]
@@ -104,14 +104,14 @@ pub struct LaunchDims {
 ///
 /// ```
 /// use ppstencil::device::{launch_dims, BlockSize};
-/// use ppstencil::launch::Grid;
-/// let g = Grid { nz: 100, nx: 70, z0: 2, z1: 98, x0: 2, x1: 68 };
+/// use ppstencil::launch::Region;
+/// let g = Region { nz: 100, nx: 70, z0: 2, z1: 98, x0: 2, x1: 68 };
 /// let d = launch_dims(&g, BlockSize::default())?;
 /// assert_eq!(d.grid, [3, 12, 1]); // ceil(66 / 32), ceil(96 / 8)
 /// assert_eq!(d.block, [32, 8, 1]);
 /// # Ok::<(), ppstencil::Error>(())
 /// ```
-pub fn launch_dims(grid: &Grid, block: BlockSize) -> Result<LaunchDims> {
+pub fn launch_dims(grid: &Region, block: BlockSize) -> Result<LaunchDims> {
     let cols = grid.x1.saturating_sub(grid.x0);
     let rows = grid.z1.saturating_sub(grid.z0);
     let bx = cols.div_ceil(block.x as usize).max(1);

@@ -89,10 +89,10 @@ pub enum Error {
         nx: usize,
     },
     /// A parameter is out of its valid range.
-    #[error("invalid {name} = {value}: {valid}")]
+    #[error("invalid {param} = {value}: {valid}")]
     InvalidParameter {
-        /// Parameter name, as the user knows it (e.g. `--dt`).
-        name: String,
+        /// Which parameter (a program maps it to its own name for it, e.g. a flag).
+        param: Param,
         /// The value given.
         value: String,
         /// The valid range and the fix.
@@ -118,6 +118,21 @@ pub enum Error {
         #[source]
         source: Option<std::io::Error>,
     },
+    /// A step-level call of the solver came out of order: [`step`] before [`prepare`] or
+    /// after the last time step, [`finish`] without a prepared run.
+    ///
+    /// [`step`]: crate::WaveSimulator::step
+    /// [`prepare`]: crate::WaveSimulator::prepare
+    /// [`finish`]: crate::WaveSimulator::finish
+    #[error("{call}: {problem}; {fix}")]
+    OutOfOrder {
+        /// The call, e.g. `"WaveSimulator::step"`.
+        call: &'static str,
+        /// What is wrong.
+        problem: String,
+        /// What to call instead.
+        fix: &'static str,
+    },
     /// A generated kernel was launched with the wrong number of arguments (a bug in a
     /// hand-written launch; generated launch functions cannot cause it).
     #[error("kernel `{kernel}` was launched with the wrong number of {what}")]
@@ -135,17 +150,113 @@ impl Error {
         Error::Arity { kernel, what }
     }
 
-    /// Shorthand for [`Error::InvalidParameter`].
+    /// Shorthand for [`Error::InvalidParameter`]. `param` is a [`Param`], or a name in
+    /// words for anything else ([`Param::Other`]).
     pub fn invalid(
-        name: impl Into<String>,
+        param: impl Into<Param>,
         value: impl ToString,
         valid: impl Into<String>,
     ) -> Self {
         Error::InvalidParameter {
-            name: name.into(),
+            param: param.into(),
             value: value.to_string(),
             valid: valid.into(),
         }
+    }
+}
+
+/// The parameter an [`Error::InvalidParameter`] is about. Displayed in the library's terms
+/// (the names of [`WaveConfig`](crate::WaveConfig)'s fields and of the solver's options), so
+/// that a program can map each to its own name for it (a command-line flag, a config key).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Param {
+    /// Rows of the grid, `nz`.
+    Nz,
+    /// Columns of the grid, `nx`.
+    Nx,
+    /// The grid as a whole, `nz x nx` (too many points).
+    GridSize,
+    /// Number of time steps, `nt`.
+    Nt,
+    /// Time step `dt` (s).
+    TimeStep,
+    /// Grid spacing `dh` (m).
+    SpaceStep,
+    /// Peak frequency of the source wavelet, `fpeak` (Hz).
+    PeakFrequency,
+    /// Background velocity `vmin` (m/s).
+    Vmin,
+    /// Source row, `src_z`.
+    SourceZ,
+    /// Source column, `src_x`.
+    SourceX,
+    /// A velocity layer `Z0:Z1:V`.
+    Layer,
+    /// Space order of the finite differences.
+    SpaceOrder,
+    /// Width of the absorbing layer in cells, `absorb`.
+    Absorb,
+    /// Delay of the additive source's wavelet (s).
+    SourceDelay,
+    /// How the source enters the wavefield.
+    SourceMode,
+    /// Steps between snapshots.
+    SnapshotEvery,
+    /// One receiver position.
+    Receiver,
+    /// The receivers as a whole (a line of them, or their number).
+    Receivers,
+    /// A velocity value.
+    Velocity,
+    /// A velocity model given as data (its values or its shape).
+    VelocityModel,
+    /// Threads of a rayon pool.
+    Threads,
+    /// Anything else, named in words (e.g. `"block size"`).
+    Other(String),
+}
+
+impl std::fmt::Display for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Param::Nz => "nz",
+            Param::Nx => "nx",
+            Param::GridSize => "nz x nx",
+            Param::Nt => "nt",
+            Param::TimeStep => "dt",
+            Param::SpaceStep => "dh",
+            Param::PeakFrequency => "fpeak",
+            Param::Vmin => "vmin",
+            Param::SourceZ => "src_z",
+            Param::SourceX => "src_x",
+            Param::Layer => "layer",
+            Param::SpaceOrder => "space order",
+            Param::Absorb => "absorb",
+            Param::SourceDelay => "source delay",
+            Param::SourceMode => "source mode",
+            Param::SnapshotEvery => "snapshot interval",
+            Param::Receiver => "receiver",
+            Param::Receivers => "receivers",
+            Param::Velocity => "velocity",
+            Param::VelocityModel => "velocity model",
+            Param::Threads => "threads",
+            Param::Other(name) => name,
+        })
+    }
+}
+
+impl From<&str> for Param {
+    /// [`Param::Other`]: a name in words.
+    fn from(name: &str) -> Param {
+        Param::Other(name.to_string())
+    }
+}
+
+impl From<String> for Param {
+    /// [`Param::Other`]: a name in words.
+    fn from(name: String) -> Param {
+        Param::Other(name)
     }
 }
 

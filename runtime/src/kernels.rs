@@ -10,18 +10,18 @@
 //! | `fd_pzz` | rows/cols `2..n-2` | the same along z |
 //! | `fd_time` | every point | `pnew = 2p - pold + (dt/dh)² v² (pxx + pzz)` |
 //!
-//! with `c0 = -5/2`, `c1 = 4/3`, `c2 = -1/12`. `fd_step` fuses the last three into one
+//! with `c0 = -5/2`, `c1 = 4/3`, `c2 = -1/12`. `fd_step_4` fuses the last three into one
 //! pass (with `kv2 = (dt/dh)² v²` from `fd_kv2`, computed once). Each call is a generic function of the
 //! execution space; see [`fd_pxx`] for an example.
 //!
 //! Beyond the paper: the fused step exists for every even space order from 2 to 16
-//! (`fd_step_2`, `fd_step` (4), `fd_step_6`, ..., `fd_step_16`, written with the DSL's
+//! (`fd_step_2`, `fd_step_4` (4), `fd_step_6`, ..., `fd_step_16`, written with the DSL's
 //! `laplacian(p, N)`, whose Fornberg weights kernels-gen computes; dispatch with
 //! [`fd_step_of_order`]); `inject_source` adds to the source point instead of setting it;
 //! `fd_absorb` damps the absorbing layer. The border that stays zero is the order's radius
 //! `N / 2`.
 
-use crate::{stencil, Error, ExecutionSpace, Real, Result, ScalarField};
+use crate::{stencil, Error, ExecutionSpace, Param, Real, Result, ScalarField};
 
 stencil! {
     /// Sets the pressure at the source point to `value` (the paper's `add_source`).
@@ -59,7 +59,7 @@ stencil! {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + dtdh2 * v[0, 0] * v[0, 0] * (pxx[0, 0] + pzz[0, 0]);
     }
 
-    /// `kv2 = dtdh2 v²`, computed once per model for [`fd_step`] (same operation order as
+    /// `kv2 = dtdh2 v²`, computed once per model for [`fd_step_4`] (same operation order as
     /// [`fd_time`], so the fused and split steps round identically).
     pub fn fd_kv2(kv2: out, v: in, dtdh2: real) {
         kv2[0, 0] = dtdh2 * v[0, 0] * v[0, 0];
@@ -70,43 +70,43 @@ stencil! {
     /// [`fd_kv2`]. 4th order in space: `d2x(p, 4)` and `d2z(p, 4)` expand to exactly the
     /// taps and arithmetic order of `fd_pxx` and `fd_pzz`, and the update is `fd_time`'s, so
     /// the fused and split steps are bit-identical.
-    pub fn fd_step(pnew: out, p: in, pold: in, kv2: in) {
+    pub fn fd_step_4(pnew: out, p: in, pold: in, kv2: in) {
         let pxx = d2x(p, 4);
         let pzz = d2z(p, 4);
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * (pxx + pzz);
     }
 
-    /// [`fd_step`] at space order 2 (radius 1).
+    /// The fused step of [`fd_step_4`] at space order 2 (radius 1).
     pub fn fd_step_2(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 2);
     }
 
-    /// [`fd_step`] at space order 6 (radius 3).
+    /// The fused step of [`fd_step_4`] at space order 6 (radius 3).
     pub fn fd_step_6(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 6);
     }
 
-    /// [`fd_step`] at space order 8 (radius 4).
+    /// The fused step of [`fd_step_4`] at space order 8 (radius 4).
     pub fn fd_step_8(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 8);
     }
 
-    /// [`fd_step`] at space order 10 (radius 5).
+    /// The fused step of [`fd_step_4`] at space order 10 (radius 5).
     pub fn fd_step_10(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 10);
     }
 
-    /// [`fd_step`] at space order 12 (radius 6).
+    /// The fused step of [`fd_step_4`] at space order 12 (radius 6).
     pub fn fd_step_12(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 12);
     }
 
-    /// [`fd_step`] at space order 14 (radius 7).
+    /// The fused step of [`fd_step_4`] at space order 14 (radius 7).
     pub fn fd_step_14(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 14);
     }
 
-    /// [`fd_step`] at space order 16 (radius 8).
+    /// The fused step of [`fd_step_4`] at space order 16 (radius 8).
     pub fn fd_step_16(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0] = 2.0 * p[0, 0] - pold[0, 0] + kv2[0, 0] * laplacian(p, 16);
     }
@@ -127,49 +127,49 @@ stencil! {
     }
 }
 
-/// The space orders with a fused step kernel: every even order from 2 to 16.
-pub const SPACE_ORDERS: [usize; 8] = [2, 4, 6, 8, 10, 12, 14, 16];
+/// Defines, from one list of `order => kernel`, the fused step's orders ([`SPACE_ORDERS`])
+/// and its dispatch by order ([`fd_step_of_order`]).
+macro_rules! fused_steps {
+    ($($order:literal => $kernel:ident),* $(,)?) => {
+        /// The space orders with a fused step kernel: every even order from
+        /// [`MIN_SPACE_ORDER`](crate::solver::MIN_SPACE_ORDER) to
+        /// [`MAX_SPACE_ORDER`](crate::solver::MAX_SPACE_ORDER).
+        pub const SPACE_ORDERS: [usize; [$($order),*].len()] = [$($order),*];
 
-/// The fused step kernel of each space order, as `(order, metadata)`.
-pub const FD_STEPS: &[(usize, crate::launch::StencilInfo)] = {
-    use crate::launch::Stencil;
-    &[
-        (2, FdStep2::INFO),
-        (4, FdStep::INFO),
-        (6, FdStep6::INFO),
-        (8, FdStep8::INFO),
-        (10, FdStep10::INFO),
-        (12, FdStep12::INFO),
-        (14, FdStep14::INFO),
-        (16, FdStep16::INFO),
-    ]
-};
+        /// Runs the fused step of space order `order` (`fd_step_<order>`). An order without
+        /// a kernel is an error naming the valid orders.
+        pub fn fd_step_of_order<E: ExecutionSpace, T: Real>(
+            space: &E,
+            order: usize,
+            pnew: &mut ScalarField<E::Memory, T>,
+            p: &ScalarField<E::Memory, T>,
+            pold: &ScalarField<E::Memory, T>,
+            kv2: &ScalarField<E::Memory, T>,
+        ) -> Result<()> {
+            match order {
+                $($order => $kernel(space, pnew, p, pold, kv2),)*
+                _ => {
+                    crate::solver::check_space_order(order)?;
+                    Err(Error::invalid(
+                        Param::SpaceOrder,
+                        order,
+                        "is supported but has no fused kernel: add its fd_step_N to kernels.rs",
+                    ))
+                }
+            }
+        }
+    };
+}
 
-/// Runs the fused step of space order `order` ([`fd_step`] at 4, `fd_step_<order>`
-/// otherwise). An order without a kernel is an error naming the valid orders.
-pub fn fd_step_of_order<E: ExecutionSpace, T: Real>(
-    space: &E,
-    order: usize,
-    pnew: &mut ScalarField<E::Memory, T>,
-    p: &ScalarField<E::Memory, T>,
-    pold: &ScalarField<E::Memory, T>,
-    kv2: &ScalarField<E::Memory, T>,
-) -> Result<()> {
-    match order {
-        2 => fd_step_2(space, pnew, p, pold, kv2),
-        4 => fd_step(space, pnew, p, pold, kv2),
-        6 => fd_step_6(space, pnew, p, pold, kv2),
-        8 => fd_step_8(space, pnew, p, pold, kv2),
-        10 => fd_step_10(space, pnew, p, pold, kv2),
-        12 => fd_step_12(space, pnew, p, pold, kv2),
-        14 => fd_step_14(space, pnew, p, pold, kv2),
-        16 => fd_step_16(space, pnew, p, pold, kv2),
-        _ => Err(Error::invalid(
-            "space order",
-            order,
-            "use an even order from 2 to 16 (2, 4, 6, ..., 16)",
-        )),
-    }
+fused_steps! {
+    2 => fd_step_2,
+    4 => fd_step_4,
+    6 => fd_step_6,
+    8 => fd_step_8,
+    10 => fd_step_10,
+    12 => fd_step_12,
+    14 => fd_step_14,
+    16 => fd_step_16,
 }
 
 /// Metadata of every acoustic kernel, for tools (`ppwave gen`, benchmarks).
@@ -181,7 +181,7 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         FdPzz::INFO,
         FdTime::INFO,
         FdKv2::INFO,
-        FdStep::INFO,
+        FdStep4::INFO,
         InjectSource::INFO,
         FdAbsorb::INFO,
         FdStep2::INFO,
@@ -193,3 +193,18 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         FdStep16::INFO,
     ]
 };
+
+#[cfg(test)]
+mod tests {
+    use crate::solver::{check_space_order, MAX_SPACE_ORDER, MIN_SPACE_ORDER};
+
+    /// Every order kernels-gen supports has a fused kernel, and no other.
+    #[test]
+    fn every_supported_order_has_a_fused_kernel() {
+        let supported: Vec<usize> = (0..=MAX_SPACE_ORDER + 2)
+            .filter(|&o| check_space_order(o).is_ok())
+            .collect();
+        assert_eq!(super::SPACE_ORDERS.to_vec(), supported);
+        assert_eq!((MIN_SPACE_ORDER, MAX_SPACE_ORDER), (2, 16));
+    }
+}

@@ -2,7 +2,7 @@
 //!
 //! `stencil!` generates, for each stencil, a marker type implementing [`Stencil`] (metadata
 //! from the IR plus the host kernels) and a generic function that calls [`launch`]. `launch`
-//! checks shapes, computes the iteration [`Grid`] from the radius, and hands raw buffers to
+//! checks shapes, computes the iteration [`Region`] from the radius, and hands raw buffers to
 //! [`ExecutionSpace::launch`].
 
 use crate::{Error, ExecutionSpace, Real, Result, ScalarField};
@@ -10,7 +10,7 @@ use crate::{Error, ExecutionSpace, Real, Result, ScalarField};
 /// The rectangle of points a launch computes: rows `z0..z1`, columns `x0..x1` of an
 /// `nz × nx` row-major field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grid {
+pub struct Region {
     /// Rows of the field.
     pub nz: usize,
     /// Columns of the field.
@@ -25,16 +25,16 @@ pub struct Grid {
     pub x1: usize,
 }
 
-impl Grid {
+impl Region {
     /// The domain of stencil `info` on an `nz × nx` field: the interior at distance `radius`
     /// from every border, or the single point given by `indices` for `#[at]` stencils.
     ///
     /// ```
-    /// use ppstencil::launch::{Grid, Stencil};
+    /// use ppstencil::launch::{Region, Stencil};
     /// use ppstencil::kernels::FdPxx;
-    /// let g = Grid::for_stencil(&FdPxx::INFO, 5, 6, &[])?;
+    /// let g = Region::for_stencil(&FdPxx::INFO, 5, 6, &[])?;
     /// assert_eq!((g.z0, g.z1, g.x0, g.x1), (2, 3, 2, 4));
-    /// assert!(Grid::for_stencil(&FdPxx::INFO, 4, 6, &[]).is_err());
+    /// assert!(Region::for_stencil(&FdPxx::INFO, 4, 6, &[]).is_err());
     /// # Ok::<(), ppstencil::Error>(())
     /// ```
     pub fn for_stencil(
@@ -42,7 +42,7 @@ impl Grid {
         nz: usize,
         nx: usize,
         indices: &[usize],
-    ) -> Result<Grid> {
+    ) -> Result<Region> {
         let r = info.radius;
         if info.point {
             let (iz, ix) = match indices {
@@ -59,7 +59,7 @@ impl Grid {
                     nx,
                 });
             }
-            return Ok(Grid {
+            return Ok(Region {
                 nz,
                 nx,
                 z0: iz,
@@ -78,7 +78,7 @@ impl Grid {
                 min,
             });
         }
-        Ok(Grid {
+        Ok(Region {
             nz,
             nx,
             z0: r,
@@ -117,6 +117,11 @@ pub struct StencilInfo {
     pub fields_written: usize,
     /// Floating-point operations per point.
     pub flops_per_point: usize,
+    /// Compulsory bytes moved per point for `f32` elements, as the IR computed them (the
+    /// roofline model's count: every field read once plus every field written once).
+    pub bytes_per_point_f32: usize,
+    /// The same for `f64` elements.
+    pub bytes_per_point_f64: usize,
     /// The stencil printed back as DSL source.
     pub dsl: &'static str,
     /// Generated source per backend (`"serial"`, `"rayon"`, and GPU dialects when emitted).
@@ -124,14 +129,26 @@ pub struct StencilInfo {
 }
 
 impl StencilInfo {
-    /// Compulsory bytes moved per point for elements of `elem_size` bytes.
-    pub fn bytes_per_point(&self, elem_size: usize) -> usize {
-        (self.fields_read + self.fields_written) * elem_size
+    /// Compulsory bytes moved per point for elements of type `T` (computed by kernels-gen
+    /// from the IR; see [`bytes_per_point_f32`](Self::bytes_per_point_f32)).
+    ///
+    /// ```
+    /// use ppstencil::launch::Stencil;
+    /// use ppstencil::kernels::FdTime;
+    /// // pnew = f(p, pold, v, pxx, pzz): five fields read, one written.
+    /// assert_eq!(FdTime::INFO.bytes_per_point::<f32>(), 6 * 4);
+    /// assert_eq!(FdTime::INFO.bytes_per_point::<f64>(), 6 * 8);
+    /// ```
+    pub fn bytes_per_point<T: Real>(&self) -> usize {
+        match std::mem::size_of::<T>() {
+            4 => self.bytes_per_point_f32,
+            _ => self.bytes_per_point_f64,
+        }
     }
 
-    /// Flops per compulsory byte.
-    pub fn arithmetic_intensity(&self, elem_size: usize) -> f64 {
-        self.flops_per_point as f64 / self.bytes_per_point(elem_size).max(1) as f64
+    /// Flops per compulsory byte for elements of type `T`.
+    pub fn arithmetic_intensity<T: Real>(&self) -> f64 {
+        self.flops_per_point as f64 / self.bytes_per_point::<T>().max(1) as f64
     }
 
     /// Checks the numbers of output fields, input fields and real scalars of a launch against
@@ -165,12 +182,16 @@ pub trait Stencil {
 
     /// Runs the stencil over `grid`, one row after another. `outs` are whole output fields,
     /// `ins` whole input fields, `reals` the scalars, each in declaration order.
-    fn serial<T: Real>(grid: &Grid, outs: &mut [&mut [T]], ins: &[&[T]], reals: &[T])
-        -> Result<()>;
+    fn serial<T: Real>(
+        grid: &Region,
+        outs: &mut [&mut [T]],
+        ins: &[&[T]],
+        reals: &[T],
+    ) -> Result<()>;
 
     /// Runs the stencil over `grid` on the current rayon pool, in chunks of `chunk_rows` rows.
     fn rayon<T: Real>(
-        grid: &Grid,
+        grid: &Region,
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
@@ -191,7 +212,7 @@ pub fn launch<S: Stencil, E: ExecutionSpace, T: Real>(
     indices: &[usize],
 ) -> Result<()> {
     let (nz, nx) = check_fields::<S, _, T>(outs, ins, reals)?;
-    let grid = Grid::for_stencil(&S::INFO, nz, nx, indices)?;
+    let grid = Region::for_stencil(&S::INFO, nz, nx, indices)?;
     run_on::<S, E, T>(space, &grid, outs, ins, reals)
 }
 
@@ -228,7 +249,7 @@ pub fn launch_in<S: Stencil, E: ExecutionSpace, T: Real>(
             "a point (#[at]) stencil runs at its point: use its generated function",
         ));
     }
-    let domain = Grid::for_stencil(info, nz, nx, &[])?;
+    let domain = Region::for_stencil(info, nz, nx, &[])?;
     let inside = domain.z0 <= rows.start
         && rows.start <= rows.end
         && rows.end <= domain.z1
@@ -248,7 +269,7 @@ pub fn launch_in<S: Stencil, E: ExecutionSpace, T: Real>(
     if rows.is_empty() || cols.is_empty() {
         return Ok(());
     }
-    let grid = Grid {
+    let grid = Region {
         z0: rows.start,
         z1: rows.end,
         x0: cols.start,
@@ -294,7 +315,7 @@ fn check_fields<S: Stencil, M: crate::MemorySpace, T: Real>(
 /// Hands the fields' buffers to the execution space.
 fn run_on<S: Stencil, E: ExecutionSpace, T: Real>(
     space: &E,
-    grid: &Grid,
+    grid: &Region,
     outs: &mut [&mut ScalarField<E::Memory, T>],
     ins: &[&ScalarField<E::Memory, T>],
     reals: &[T],

@@ -1,7 +1,7 @@
 //! [`VelocityModel`]: a 2D velocity model given as data (e.g. loaded from a `.npy` file),
 //! validated once when it is made.
 
-use crate::{Error, Real, Result};
+use crate::{Error, Param, Real, Result};
 use std::sync::Arc;
 
 /// An `nz × nx` velocity model in m/s, row-major, every value finite and greater than 0.
@@ -31,14 +31,14 @@ impl VelocityModel {
     pub fn new(nz: usize, nx: usize, values: Vec<f64>) -> Result<Self> {
         if nz == 0 || nx == 0 {
             return Err(Error::invalid(
-                "velocity model shape",
+                Param::VelocityModel,
                 format!("{nz} x {nx}"),
                 "both dimensions must be at least 1",
             ));
         }
         if nz.checked_mul(nx) != Some(values.len()) {
             return Err(Error::invalid(
-                "velocity model",
+                Param::VelocityModel,
                 format!("{} values", values.len()),
                 format!("a {nz} x {nx} model needs nz * nx values"),
             ));
@@ -47,7 +47,7 @@ impl VelocityModel {
         for (k, &v) in values.iter().enumerate() {
             if !(v.is_finite() && v > 0.0) {
                 return Err(Error::invalid(
-                    "velocity",
+                    Param::Velocity,
                     v,
                     format!(
                         "at row {}, column {}: every velocity of the model must be finite and greater than 0 m/s",

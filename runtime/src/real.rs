@@ -11,7 +11,7 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 /// ```
 /// use ppstencil::Real;
 /// assert_eq!(<f32 as Real>::lit(0.5), 0.5f32);
-/// assert_eq!(<f64 as Real>::C_TYPE, "double");
+/// assert_eq!(<f64 as Real>::NAME, "f64");
 /// ```
 pub trait Real:
     Copy
@@ -30,8 +30,6 @@ pub trait Real:
 {
     /// The Rust name, `"f32"` or `"f64"`.
     const NAME: &'static str;
-    /// The C name used by the GPU emitters, `"float"` or `"double"`.
-    const C_TYPE: &'static str;
     /// Zero.
     const ZERO: Self;
     /// Converts a constant (rounded to nearest).
@@ -57,10 +55,9 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty, $c:literal) => {
+    ($t:ty) => {
         impl Real for $t {
             const NAME: &'static str = stringify!($t);
-            const C_TYPE: &'static str = $c;
             const ZERO: Self = 0.0;
             #[inline(always)]
             fn lit(x: f64) -> Self {
@@ -106,5 +103,5 @@ macro_rules! impl_real {
     };
 }
 
-impl_real!(f32, "float");
-impl_real!(f64, "double");
+impl_real!(f32);
+impl_real!(f64);

@@ -5,7 +5,7 @@
 //! horizontal line of receivers, written `Z:X0:X1:STEP` (the `--receivers` flag);
 //! [`parse_positions`] reads a list of `z x` pairs (a receiver file).
 
-use crate::{Error, Real, Result};
+use crate::{Error, Param, Real, Result};
 use std::str::FromStr;
 
 /// A horizontal line of receivers: row `z`, columns `x0, x0 + step, ...` up to and including
@@ -47,7 +47,7 @@ impl FromStr for ReceiverLine {
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| {
             Error::invalid(
-                "receivers",
+                Param::Receivers,
                 s,
                 format!(
                     "{why}; write Z:X0:X1:STEP, e.g. 10:0:500:5 (row 10, columns 0 to 500 every 5)"
@@ -101,9 +101,12 @@ pub fn parse_positions(text: &str) -> Result<Vec<(usize, usize)>> {
             Some(&[z, x]) => out.push((z, x)),
             _ => {
                 return Err(Error::invalid(
-                    format!("receiver on line {}", n + 1),
+                    Param::Receivers,
                     line,
-                    "each line holds two non-negative integers `z x` (row, column)",
+                    format!(
+                        "line {}: each line holds two non-negative integers `z x` (row, column)",
+                        n + 1
+                    ),
                 ))
             }
         }

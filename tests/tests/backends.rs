@@ -6,7 +6,7 @@
 //! Expected values come from hand calculation, from the formulas evaluated in `f64`, or from
 //! the `Serial` backend (for the equivalence tests).
 
-use ppstencil::kernels::{add_source, fd_kv2, fd_pxx, fd_pzz, fd_step, fd_time};
+use ppstencil::kernels::{add_source, fd_kv2, fd_pxx, fd_pzz, fd_step_4, fd_time};
 use ppstencil::{Error, ExecutionSpace, HostField, Real, ScalarField, Serial};
 use ppstencil_tests::{for_each_space, is_host, Rng};
 
@@ -297,7 +297,7 @@ fn add_source_sets_one_point_only<E: ExecutionSpace>(space: E) {
     }
 }
 
-/// fd_kv2 + fd_step equals fd_pzz, fd_pxx, fd_time in sequence bit for bit on the domain;
+/// fd_kv2 + fd_step_4 equals fd_pzz, fd_pxx, fd_time in sequence bit for bit on the domain;
 /// with a zero border (as in the simulation) on the whole field.
 fn fused_step_equals_split_kernels_bitwise<E: ExecutionSpace>(space: E) {
     for (nz, nx, zero_border) in [
@@ -334,7 +334,7 @@ fn fused_step_equals_split_kernels_bitwise<E: ExecutionSpace>(space: E) {
         fd_pxx(&space, &mut pxx, &p).expect("fd_pxx");
         fd_time(&space, &mut split, &p, &pold, &v, &pxx, &pzz, dtdh2).expect("fd_time");
         fd_kv2(&space, &mut kv2, &v, dtdh2).expect("fd_kv2");
-        fd_step(&space, &mut fused, &p, &pold, &kv2).expect("fd_step");
+        fd_step_4(&space, &mut fused, &p, &pold, &kv2).expect("fd_step_4");
         let (s, f) = (back::<E, f32>(&split), back::<E, f32>(&fused));
         for iz in 0..nz {
             for ix in 0..nx {
@@ -400,7 +400,7 @@ fn match_serial<E: ExecutionSpace, T: Real>(space: &E, nz: usize, nx: usize) {
             "fd_pzz" => fd_pzz(space, &mut out, &d[0]),
             "fd_time" => fd_time(space, &mut out, &d[0], &d[1], &d[2], &d[3], &d[4], dtdh2),
             "fd_kv2" => fd_kv2(space, &mut out, &d[2], dtdh2),
-            "fd_step" => fd_step(space, &mut out, &d[0], &d[1], &d[5]),
+            "fd_step_4" => fd_step_4(space, &mut out, &d[0], &d[1], &d[5]),
             other => panic!("unknown kernel {other}"),
         };
         r.unwrap_or_else(|e| panic!("{which} on {}: {e}", F::NAME));
@@ -416,7 +416,7 @@ fn match_serial<E: ExecutionSpace, T: Real>(space: &E, nz: usize, nx: usize) {
         "fd_pzz",
         "fd_time",
         "fd_kv2",
-        "fd_step",
+        "fd_step_4",
     ] {
         let want = run_on(&Serial, which, &hosts, &out0, args);
         let got = run_on(space, which, &hosts, &out0, args);
@@ -527,8 +527,8 @@ fn grid_too_small_for_the_radius<E: ExecutionSpace>(space: E) {
         for needle in ["fd_pxx", "radius 2", &format!("{nz} x {nx}"), "at least 5"] {
             assert!(msg.contains(needle), "`{msg}` should contain `{needle}`");
         }
-        let e =
-            fd_step(&space, &mut out, &f(nz, nx), &f(nz, nx), &f(nz, nx)).expect_err("fd_step too");
+        let e = fd_step_4(&space, &mut out, &f(nz, nx), &f(nz, nx), &f(nz, nx))
+            .expect_err("fd_step_4 too");
         assert!(matches!(e, Error::GridTooSmall { .. }), "{e:?}");
     }
     let mut pnew = f(5, 5);

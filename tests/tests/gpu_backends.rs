@@ -4,7 +4,7 @@
 //! agree with the serial backend.
 
 use ppstencil::device::BlockSize;
-use ppstencil::kernels::{fd_pxx, fd_step};
+use ppstencil::kernels::{fd_pxx, fd_step_4};
 use ppstencil::{
     Cuda, Error, ExecutionSpace, Hip, HostField, MemSpaceCuda, MemSpaceHip, MemorySpace,
     ScalarField, Serial,
@@ -20,7 +20,7 @@ fn host_fields(nz: usize, nx: usize) -> (HostField, HostField, HostField) {
     (f(1), f(2), f(3))
 }
 
-/// On a real device: fd_pxx and fd_step on the device equal the serial result, and bad input
+/// On a real device: fd_pxx and fd_step_4 on the device equal the serial result, and bad input
 /// is a typed error.
 fn on_device<E: ExecutionSpace>(space: &E) {
     let (nz, nx) = (37, 45);
@@ -32,10 +32,10 @@ fn on_device<E: ExecutionSpace>(space: &E) {
     fd_pxx(space, &mut dout, &dp).expect("device launch");
     assert_eq!(dout.to_host().expect("to host").as_slice(), want.as_slice());
 
-    fd_step(&Serial, &mut want, &p, &pold, &kv2).expect("serial");
+    fd_step_4(&Serial, &mut want, &p, &pold, &kv2).expect("serial");
     let dpold = ScalarField::<E::Memory, f32>::from_host(&pold).expect("to device");
     let dkv2 = ScalarField::<E::Memory, f32>::from_host(&kv2).expect("to device");
-    fd_step(space, &mut dout, &dp, &dpold, &dkv2).expect("device launch");
+    fd_step_4(space, &mut dout, &dp, &dpold, &dkv2).expect("device launch");
     let got = dout.to_host().expect("to host");
     for (g, w) in got.as_slice().iter().zip(want.as_slice()) {
         assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "{g} vs {w}");

@@ -12,10 +12,10 @@
 
 use ppstencil::device::{launch_dims, BlockSize};
 use ppstencil::kernels::{
-    AddSource, FdAbsorb, FdKv2, FdPxx, FdPzz, FdStep, FdStep10, FdStep12, FdStep14, FdStep16,
-    FdStep2, FdStep6, FdStep8, FdTime, InjectSource,
+    AddSource, FdAbsorb, FdKv2, FdPxx, FdPzz, FdStep10, FdStep12, FdStep14, FdStep16, FdStep2,
+    FdStep4, FdStep6, FdStep8, FdTime, InjectSource,
 };
-use ppstencil::launch::{Grid, Stencil, StencilInfo};
+use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::Real;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -171,7 +171,7 @@ fn check<S: Stencil, T: Real>(
     block: BlockSize,
 ) -> usize {
     let info = &S::INFO;
-    let grid = Grid::for_stencil(info, nz, nx, indices).expect("valid grid");
+    let grid = Region::for_stencil(info, nz, nx, indices).expect("valid grid");
     let n = nz * nx;
     let (no, ni, nr) = (info.outputs.len(), info.inputs.len(), info.reals.len());
     let fields: Vec<Vec<T>> = (0..no + ni).map(|k| values(n, 17 + k as u64)).collect();
@@ -273,8 +273,8 @@ fn check_all(backend: &str) {
         points += check::<FdTime, f64>(&bin, &tag("time64"), nz, nx, &[], block);
         points += check::<FdKv2, f32>(&bin, &tag("kv2_32"), nz, nx, &[], block);
         points += check::<FdKv2, f64>(&bin, &tag("kv2_64"), nz, nx, &[], block);
-        points += check::<FdStep, f32>(&bin, &tag("step32"), nz, nx, &[], block);
-        points += check::<FdStep, f64>(&bin, &tag("step64"), nz, nx, &[], block);
+        points += check::<FdStep4, f32>(&bin, &tag("step32"), nz, nx, &[], block);
+        points += check::<FdStep4, f64>(&bin, &tag("step64"), nz, nx, &[], block);
     }
     // The higher-order fused steps and the solver's helpers, on every case large enough for
     // their radius (orders 2..16 need up to 17 x 17 points).
@@ -306,7 +306,7 @@ fn check_all(backend: &str) {
         FdPzz::INFO,
         FdTime::INFO,
         FdKv2::INFO,
-        FdStep::INFO,
+        FdStep4::INFO,
         FdStep2::INFO,
         FdStep6::INFO,
         FdStep8::INFO,

@@ -3,8 +3,10 @@
 //! wavefield computed by the paper's own C++ code (`tests/fixtures/`, see its README).
 //! Generic over the execution space, instantiated for every space compiled in.
 
-use ppstencil::wave::Layer;
-use ppstencil::{ExecutionSpace, HostField, Kernels, Real, ScalarField, WaveConfig, WaveSimulator};
+use ppstencil::solver::Layer;
+use ppstencil::{
+    ExecutionSpace, HostField, Real, ScalarField, StepKernels, WaveConfig, WaveSimulator,
+};
 use ppstencil_tests::{
     fixture_path, for_each_space, max_abs, max_abs_diff, read_npy_f32, reference_wavefield,
     reference_wavefield_with_weights, Problem, F32_WEIGHTS,
@@ -16,7 +18,7 @@ const F32_TOLERANCE: f64 = 1e-5;
 
 // `..WaveConfig::paper()` keeps this compiling when WaveConfig gains fields.
 #[allow(clippy::needless_update)]
-fn config(p: &Problem, kernels: Kernels) -> WaveConfig {
+fn config(p: &Problem, kernels: StepKernels) -> WaveConfig {
     WaveConfig {
         nz: p.nz,
         nx: p.nx,
@@ -41,7 +43,7 @@ fn config(p: &Problem, kernels: Kernels) -> WaveConfig {
 fn configure<E: ExecutionSpace, T: Real>(
     sim: &mut WaveSimulator<E, T>,
     p: &Problem,
-    kernels: Kernels,
+    kernels: StepKernels,
 ) {
     sim.set_dimensions(p.nz, p.nx)
         .set_time_steps(p.nt)
@@ -108,7 +110,7 @@ fn small_grids_match_the_reference<E: ExecutionSpace>(space: E) {
     let mut sim = WaveSimulator::<E, f32>::new(space);
     for prob in small_problems() {
         let reference = reference_wavefield(&prob);
-        for kernels in [Kernels::Split, Kernels::Fused] {
+        for kernels in [StepKernels::Split, StepKernels::Fused] {
             configure(&mut sim, &prob, kernels);
             let err = relative_error(&mut sim, &reference);
             assert!(
@@ -127,10 +129,10 @@ fn small_grids_match_the_reference<E: ExecutionSpace>(space: E) {
 fn f64_simulation_matches_the_reference_to_rounding<E: ExecutionSpace>(space: E) {
     let prob = &small_problems()[0];
     let reference = reference_wavefield(prob);
-    let mut sim = WaveSimulator::<E, f64>::with_config(space, config(prob, Kernels::Split));
+    let mut sim = WaveSimulator::<E, f64>::with_config(space, config(prob, StepKernels::Split));
     let err = relative_error(&mut sim, &reference);
     assert!(err <= 1e-12, "split: {err:e}");
-    sim.set_kernels(Kernels::Fused);
+    sim.set_kernels(StepKernels::Fused);
     let err = relative_error(&mut sim, &reference);
     assert!(err <= 1e-12, "fused: {err:e}");
 }
@@ -142,7 +144,7 @@ fn user_velocity_model<E: ExecutionSpace>(space: E) {
     let reference = reference_wavefield(prob);
     let model = HostField::<f32>::from_fn(prob.nz, prob.nx, |iz, _| prob.velocity(iz) as f32)
         .expect("model");
-    let mut sim = WaveSimulator::<E, f32>::with_config(space, config(prob, Kernels::Fused));
+    let mut sim = WaveSimulator::<E, f32>::with_config(space, config(prob, StepKernels::Fused));
     sim.clear_velocity_layers().set_vmin(1.0);
     sim.set_velocity(ScalarField::from_host(&model).expect("copy"))
         .expect("valid model");
@@ -183,9 +185,11 @@ fn fixture() -> &'static Vec<f32> {
 fn matches_the_paper_code_fixture<E: ExecutionSpace>(space: E) {
     let want = fixture();
     let scale = max_abs(want.iter().map(|&v| v as f64));
-    let mut sim =
-        WaveSimulator::<E, f32>::with_config(space, config(&Problem::fixture(), Kernels::Split));
-    for kernels in [Kernels::Split, Kernels::Fused] {
+    let mut sim = WaveSimulator::<E, f32>::with_config(
+        space,
+        config(&Problem::fixture(), StepKernels::Split),
+    );
+    for kernels in [StepKernels::Split, StepKernels::Fused] {
         sim.set_kernels(kernels);
         sim.run().expect("runs");
         let got = sim.wavefield_host().expect("copy back");
@@ -246,14 +250,27 @@ fn reference_solver_matches_the_paper_code_fixture() {
 fn simulator_errors_name_the_problem() {
     let sim = WaveSimulator::<ppstencil::Serial>::new(ppstencil::Serial);
     let e = sim.wavefield_host().expect_err("nothing run yet");
-    assert!(e.to_string().contains("call run() before"), "{e}");
+    assert!(
+        e.to_string().contains("no wavefield yet; call run()"),
+        "{e}"
+    );
     let mut sim = WaveSimulator::<ppstencil::Serial>::with_config(
         ppstencil::Serial,
-        config(&small_problems()[0], Kernels::Fused),
+        config(&small_problems()[0], StepKernels::Fused),
     );
     sim.set_source_position(1, 20);
     let e = sim.run().expect_err("source in the border");
-    assert!(e.to_string().contains("src-z = 1"), "{e}");
+    assert!(e.to_string().contains("src_z = 1"), "{e}");
+    assert!(
+        matches!(
+            &e,
+            ppstencil::Error::InvalidParameter {
+                param: ppstencil::Param::SourceZ,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     sim.set_source_position(15, 20).set_time_step(0.01);
     let e = sim.run().expect_err("unstable");
     assert!(e.to_string().contains("CFL"), "{e}");

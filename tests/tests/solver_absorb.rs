@@ -1,7 +1,7 @@
 //! The absorbing layer, measured: energy reflected back into the interior, against the rigid
 //! border, with a reference run on a grid large enough that no reflection arrives in time.
 
-use ppstencil::wave::SourceMode;
+use ppstencil::solver::SourceMode;
 use ppstencil::{HostField, Rayon, WaveConfig, WaveSimulator};
 
 const C: f64 = 2000.0;

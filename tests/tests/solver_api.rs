@@ -4,7 +4,7 @@
 use ppstencil::kernels::{fd_step_of_order, SPACE_ORDERS};
 use ppstencil::model::VelocityModel;
 use ppstencil::receivers::ReceiverLine;
-use ppstencil::wave::{cfl_limit_for, Layer, SourceMode};
+use ppstencil::solver::{cfl_limit_for, Layer, SourceMode};
 use ppstencil::{stencil, HostField, Rayon, ScalarField, Serial, WaveConfig, WaveSimulator};
 
 fn small() -> WaveConfig {

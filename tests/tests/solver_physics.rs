@@ -1,6 +1,6 @@
 //! Physics checks of the acoustic solver against an analytic solution.
 
-use ppstencil::wave::SourceMode;
+use ppstencil::solver::SourceMode;
 use ppstencil::{Rayon, WaveConfig, WaveSimulator};
 use std::f64::consts::PI;
 

@@ -90,7 +90,7 @@ fn kernels_on<E: ExecutionSpace<Memory = ppstencil::MemSpaceHost>>(
         })
     });
     g.bench_function("step_fused", |b| {
-        b.iter(|| kernels::fd_step(space, &mut f.pnew, &f.p, &f.pold, &f.kv2).unwrap())
+        b.iter(|| kernels::fd_step_4(space, &mut f.pnew, &f.p, &f.pold, &f.kv2).unwrap())
     });
     g.finish();
 }

@@ -3,7 +3,7 @@
 //! 1. Measures the machine's practical memory bandwidth in this process with STREAM-style
 //!    copy (`a = b`) and triad (`a = b + s c`) loops over `f64` arrays of at least 4 x the
 //!    last-level cache each, on one thread and on the rayon pool.
-//! 2. Times every acoustic kernel (`fd_pxx`, `fd_pzz`, `fd_time`, and the fused `fd_step`;
+//! 2. Times every acoustic kernel (`fd_pxx`, `fd_pzz`, `fd_time`, and the fused `fd_step_4`;
 //!    `add_source` is excluded, as in the paper) on every selected backend: the median of
 //!    `--repeat` runs after one warm-up run.
 //! 3. Converts times with the figures kernels-gen derived from each stencil's IR
@@ -18,7 +18,7 @@
 use crate::plot::{self, Anchor, Rgb, Shape};
 use anyhow::{bail, Context, Result};
 use ppstencil::exec::{cache_sizes, simd, vectorized};
-use ppstencil::launch::{Grid, Stencil, StencilInfo};
+use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::{kernels, ExecutionSpace, HostField, Rayon, ScalarField, Serial};
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -84,7 +84,7 @@ struct KernelRow {
 
 impl KernelRow {
     fn bytes(&self) -> usize {
-        self.info.bytes_per_point(4)
+        self.info.bytes_per_point::<f32>()
     }
     fn gbs(&self) -> f64 {
         (self.points * self.bytes()) as f64 / self.median_s / 1e9
@@ -300,7 +300,7 @@ fn bench_space<E: ExecutionSpace>(
             backend: backend.to_string(),
             threads,
             info,
-            points: Grid::for_stencil(&info, nz, nx, &[])?.points(),
+            points: Region::for_stencil(&info, nz, nx, &[])?.points(),
             median_s,
             min_s,
         });
@@ -328,10 +328,10 @@ fn bench_space<E: ExecutionSpace>(
         })?,
     )?;
     let fused = time(repeat, || {
-        kernels::fd_step(space, &mut pnew, &p, &pold, &kv2)?;
+        kernels::fd_step_4(space, &mut pnew, &p, &pold, &kv2)?;
         Ok(sync()?)
     })?;
-    row(kernels::FdStep::INFO, fused)?;
+    row(kernels::FdStep4::INFO, fused)?;
     let (split, _) = time(repeat, || {
         kernels::fd_pxx(space, &mut pxx, &p)?;
         kernels::fd_pzz(space, &mut pzz, &p)?;
@@ -366,14 +366,14 @@ fn bench_c(host: &HostFields, threads: usize, repeat: usize) -> Result<(KernelRo
         Ok(())
     })?;
     let backend = format!("c-openmp/{threads}");
-    let info = kernels::FdStep::INFO;
+    let info = kernels::FdStep4::INFO;
     Ok((
         KernelRow {
             kernel: info.name,
             backend: backend.clone(),
             threads: Some(threads),
             info,
-            points: Grid::for_stencil(&info, nz, nx, &[])?.points(),
+            points: Region::for_stencil(&info, nz, nx, &[])?.points(),
             median_s,
             min_s,
         },
@@ -401,7 +401,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let cache = cache_sizes();
     let (nz, nx) = (args.nz, args.nx);
     let field_bytes = nz * nx * 4;
-    let smallest_set = kernels::FdPxx::INFO.bytes_per_point(4) / 4 * field_bytes;
+    let smallest_set = kernels::FdPxx::INFO.bytes_per_point::<f32>() / 4 * field_bytes;
     let mut out = String::new();
     let cache_src = if cache.detected {
         "read from /sys/devices/system/cpu/cpu0/cache"
@@ -551,14 +551,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             r.backend,
             r.bytes(),
             r.info.flops_per_point,
-            r.info.arithmetic_intensity(4),
+            r.info.arithmetic_intensity::<f32>(),
             r.median_s * 1e3,
             r.gbs(),
             r.gflops(),
             pct.map_or("n/a".to_string(), |p| format!("{p:.0} %"))
         )?;
     }
-    writeln!(out, "\nWhole time step (Gpoints/s = nz x nx / step time; split = fd_pxx + fd_pzz + fd_time, fused = fd_step):")?;
+    writeln!(out, "\nWhole time step (Gpoints/s = nz x nx / step time; split = fd_pxx + fd_pzz + fd_time, fused = fd_step_4):")?;
     writeln!(
         out,
         "  {:<13} {:>8} {:>10} {:>10}",
@@ -601,7 +601,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "points": r.points,
             "bytes_per_point": r.bytes(),
             "flops_per_point": r.info.flops_per_point,
-            "arithmetic_intensity": r.info.arithmetic_intensity(4),
+            "arithmetic_intensity": r.info.arithmetic_intensity::<f32>(),
             "median_s": r.median_s,
             "min_s": r.min_s,
             "gbs": r.gbs(),
@@ -770,7 +770,7 @@ fn roofline(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> (usize, usize, Vec<S
     // points would overlap: several kernels share one arithmetic intensity).
     let legend_top = label_ys.iter().copied().fold(py(y_hi), f64::max) + 24.0;
     for (i, r) in rows.iter().enumerate() {
-        let ai = r.info.arithmetic_intensity(4);
+        let ai = r.info.arithmetic_intensity::<f32>();
         let (cx, cy) = (px(ai), py(r.gflops().max(y_lo)));
         let c = if r.threads == Some(1) {
             COLORS[0]

@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ppstencil::receivers::ReceiverLine;
 use ppstencil::wave::{Layer, SourceMode};
-use ppstencil::{Kernels, WaveConfig};
+use ppstencil::{StepKernels, WaveConfig};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -63,15 +63,15 @@ impl Backend {
 pub enum KernelsArg {
     /// The paper's four kernels: add_source, fd_pzz, fd_pxx, fd_time.
     Split,
-    /// add_source then one fused fd_step (less memory traffic, same results).
+    /// add_source then one fused fd_step_4 (less memory traffic, same results).
     Fused,
 }
 
-impl From<KernelsArg> for Kernels {
-    fn from(k: KernelsArg) -> Kernels {
+impl From<KernelsArg> for StepKernels {
+    fn from(k: KernelsArg) -> StepKernels {
         match k {
-            KernelsArg::Split => Kernels::Split,
-            KernelsArg::Fused => Kernels::Fused,
+            KernelsArg::Split => StepKernels::Split,
+            KernelsArg::Fused => StepKernels::Fused,
         }
     }
 }
@@ -335,7 +335,7 @@ impl RunArgs {
             fpeak: self.fpeak.unwrap_or(paper.fpeak),
             vmin: self.vmin.unwrap_or(paper.vmin),
             layers,
-            kernels: self.kernels.map_or(paper.kernels, Kernels::from),
+            kernels: self.kernels.map_or(paper.kernels, StepKernels::from),
             space_order: self.space_order.unwrap_or(paper.space_order),
             absorb: self.absorb.unwrap_or(paper.absorb),
             source_mode: self.source_mode.map_or(paper.source_mode, SourceMode::from),
@@ -546,6 +546,6 @@ mod tests {
             (c.layers[1].z0, c.layers[1].z1, c.layers[1].velocity),
             (5, 9, 2500.0)
         );
-        assert_eq!(c.kernels, Kernels::Split);
+        assert_eq!(c.kernels, StepKernels::Split);
     }
 }

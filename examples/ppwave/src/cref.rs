@@ -132,7 +132,7 @@ mod tests {
         let kv2: HostField =
             ScalarField::from_fn(nz, nx, |z, x| 0.1 + 0.01 * (z + x) as f32).unwrap();
         let mut rust: HostField = ScalarField::new(nz, nx).unwrap();
-        kernels::fd_step(&Serial, &mut rust, &p, &pold, &kv2).unwrap();
+        kernels::fd_step_4(&Serial, &mut rust, &p, &pold, &kv2).unwrap();
         let mut c = vec![0.0f32; nz * nx];
         fd_step(
             &mut c,

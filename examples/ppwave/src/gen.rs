@@ -37,7 +37,7 @@ fn builtin(backend: GenBackend) -> anyhow::Result<Vec<Entry>> {
                 name: info.name.to_string(),
                 radius: info.radius,
                 flops: info.flops_per_point,
-                bytes: info.bytes_per_point(4),
+                bytes: info.bytes_per_point::<f32>(),
                 body: body.to_string(),
             })
         })

@@ -35,28 +35,29 @@ pub struct Plan {
     pub from_file: BTreeSet<&'static str>,
 }
 
-/// The flag a library parameter name corresponds to.
-fn flag_for(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "nz" => "--nz",
-        "nx" => "--nx",
-        "nz x nx" => "--nz x --nx",
-        "nt" => "--nt",
-        "dt" => "--dt",
-        "dh" => "--dh",
-        "fpeak" => "--fpeak",
-        "vmin" => "--vmin",
-        "src-z" => "--src-z",
-        "src-x" => "--src-x",
-        "layer" => "--layer",
-        "threads" => "--threads",
-        "space order" => "--space-order",
-        "absorb" => "--absorb",
-        "source delay" => "--source-delay",
-        "source mode" => "--source-mode",
-        "snapshot interval" => "--snapshot-every",
-        "receiver" | "receivers" => "--receivers",
-        "velocity" | "velocity model" | "velocity model shape" => "--velocity",
+/// The flag a library parameter corresponds to.
+fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
+    use ppstencil::Param;
+    Some(match param {
+        Param::Nz => "--nz",
+        Param::Nx => "--nx",
+        Param::GridSize => "--nz x --nx",
+        Param::Nt => "--nt",
+        Param::TimeStep => "--dt",
+        Param::SpaceStep => "--dh",
+        Param::PeakFrequency => "--fpeak",
+        Param::Vmin => "--vmin",
+        Param::SourceZ => "--src-z",
+        Param::SourceX => "--src-x",
+        Param::Layer => "--layer",
+        Param::Threads => "--threads",
+        Param::SpaceOrder => "--space-order",
+        Param::Absorb => "--absorb",
+        Param::SourceDelay => "--source-delay",
+        Param::SourceMode => "--source-mode",
+        Param::SnapshotEvery => "--snapshot-every",
+        Param::Receiver | Param::Receivers => "--receivers",
+        Param::Velocity | Param::VelocityModel => "--velocity",
         _ => return None,
     })
 }
@@ -64,11 +65,18 @@ fn flag_for(name: &str) -> Option<&'static str> {
 /// Turns a library parameter error into a [`BadInput`] that names the command-line flag.
 pub fn flag_error(e: ppstencil::Error) -> anyhow::Error {
     match e {
-        ppstencil::Error::InvalidParameter { name, value, valid } => {
-            let flag = flag_for(&name).unwrap_or(&name);
+        ppstencil::Error::InvalidParameter {
+            param,
+            value,
+            valid,
+        } => {
+            let name = param.to_string();
+            let flag = flag_for(&param).unwrap_or(&name);
             let valid = valid
                 .replace("use dt <=", "use --dt <=")
-                .replace("a larger dh", "a larger --dh");
+                .replace("a larger dh", "a larger --dh")
+                .replace("<= src_z <", "<= src-z <")
+                .replace("<= src_x <", "<= src-x <");
             BadInput(format!("invalid {flag} = {value}: {valid}")).into()
         }
         other => other.into(),
@@ -276,8 +284,8 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     o.vmin = Some(config.vmin);
     o.layers = Some(config.layers.clone());
     o.kernels = Some(match config.kernels {
-        ppstencil::Kernels::Split => crate::cli::KernelsArg::Split,
-        ppstencil::Kernels::Fused => crate::cli::KernelsArg::Fused,
+        ppstencil::StepKernels::Split => crate::cli::KernelsArg::Split,
+        ppstencil::StepKernels::Fused => crate::cli::KernelsArg::Fused,
     });
     o.space_order = Some(config.space_order);
     o.absorb = Some(config.absorb);

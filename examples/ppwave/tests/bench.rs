@@ -47,7 +47,7 @@ fn tiny_bench_writes_the_roofline_json_and_plot() {
         "fd_pxx",
         "fd_pzz",
         "fd_time",
-        "fd_step",
+        "fd_step_4",
         "Gpoints/s",
     ] {
         assert!(stdout.contains(text), "missing {text}:\n{stdout}");
@@ -77,7 +77,7 @@ fn tiny_bench_writes_the_roofline_json_and_plot() {
     // five fields and writes one (6 x 4 B); the fused step reads p, pold, kv2, writes pnew.
     assert_eq!(row("fd_pxx", "serial")["bytes_per_point"], 8);
     assert_eq!(row("fd_time", "rayon")["bytes_per_point"], 24);
-    assert_eq!(row("fd_step", "serial")["bytes_per_point"], 16);
+    assert_eq!(row("fd_step_4", "serial")["bytes_per_point"], 16);
     // Points are the interior: (24 - 4) x (40 - 4) for the radius-2 kernels.
     assert_eq!(row("fd_pzz", "serial")["points"], 20 * 36);
     assert_eq!(row("fd_time", "serial")["points"], 24 * 40);
@@ -106,7 +106,7 @@ fn tiny_bench_writes_the_roofline_json_and_plot() {
     assert!(skipped.iter().any(|s| s["backend"] == "cuda"));
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(
-        plot.starts_with("<svg") && plot.contains("fd_step"),
+        plot.starts_with("<svg") && plot.contains("fd_step_4"),
         "{plot}"
     );
     // The same picture as PNG: signature and the 800 x 480 header.
@@ -216,7 +216,7 @@ fn the_c_reference_is_measured_or_the_report_says_how_to_build_it() {
     match (c_rows.as_slice(), c_skipped) {
         // Measured: only with the feature.
         ([row], None) if cfg!(feature = "c-reference") => {
-            assert_eq!(row["kernel"], "fd_step");
+            assert_eq!(row["kernel"], "fd_step_4");
             assert_eq!(row["bytes_per_point"], 16);
         }
         ([], Some(s)) => {

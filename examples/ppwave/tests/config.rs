@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use ppstencil::Kernels;
+use ppstencil::StepKernels;
 
 /// The SMALL problem as a config file.
 const SMALL_TOML: &str = r#"
@@ -37,7 +37,7 @@ fn config_file_is_read_and_flags_override_it() {
     assert_ok(&o);
     let out = dir.join("result");
     let (_, p) = parse_npy(&out.join("wavefield.npy"));
-    let want = library_wavefield(small_config(Kernels::Fused));
+    let want = library_wavefield(small_config(StepKernels::Fused));
     assert_eq!(
         p,
         as_f64(&want),

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use ppstencil::wave::SourceMode;
-use ppstencil::{Kernels, Rayon, WaveConfig, WaveSimulator};
+use ppstencil::{StepKernels, Rayon, WaveConfig, WaveSimulator};
 
 #[test]
 fn small_run_writes_the_four_files_and_matches_the_library() {
@@ -27,7 +27,7 @@ fn small_run_writes_the_four_files_and_matches_the_library() {
     // The final wavefield equals the library's serial run of the same problem.
     let (header, p) = parse_npy_f32(&out.join("wavefield.npy"));
     assert_npy_header(&header, 40, 50);
-    let expect = library_wavefield(small_config(Kernels::Fused));
+    let expect = library_wavefield(small_config(StepKernels::Fused));
     assert!(expect.iter().any(|v| v.abs() > 1e-3), "the wave propagated");
     assert_eq!(p, expect);
 
@@ -83,7 +83,7 @@ fn serial_split_run_matches_the_library_rayon_fused_run() {
     let o = run_small(&out, &["--backend", "serial", "--kernels", "split"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (_, p) = parse_npy_f32(&out.join("wavefield.npy"));
-    let mut sim = WaveSimulator::<Rayon>::with_config(Rayon::new(), small_config(Kernels::Fused));
+    let mut sim = WaveSimulator::<Rayon>::with_config(Rayon::new(), small_config(StepKernels::Fused));
     sim.run().expect("library run");
     assert_eq!(p, sim.wavefield_host().expect("copy").into_vec());
     let j: serde_json::Value =
@@ -103,7 +103,7 @@ fn space_order_8_matches_the_library_and_uses_its_own_cfl_limit() {
     assert_npy_header(&header, 40, 50);
     let want = library_run::<f32>(WaveConfig {
         space_order: 8,
-        ..small_config(Kernels::Fused)
+        ..small_config(StepKernels::Fused)
     });
     let want = want.wavefield_host().expect("copy").into_vec();
     assert_eq!(p, as_f64(&want));
@@ -196,7 +196,7 @@ fn additive_source_with_a_delay_matches_the_library() {
     let want = library_run::<f32>(WaveConfig {
         source_mode: SourceMode::Add,
         source_delay: Some(0.01),
-        ..small_config(Kernels::Fused)
+        ..small_config(StepKernels::Fused)
     });
     assert_eq!(p, as_f64(&want.wavefield_host().expect("copy").into_vec()));
     let j = read_json(&out.join("run.json"));
@@ -229,7 +229,7 @@ fn f64_precision_writes_float64_and_agrees_with_f32() {
     assert_ok(&run_small(&out64, &["--precision", "f64"]));
     let (header, p64) = parse_npy(&out64.join("wavefield.npy"));
     assert!(header.contains("'<f8'"), "{header}");
-    let want = library_run::<f64>(small_config(Kernels::Fused));
+    let want = library_run::<f64>(small_config(StepKernels::Fused));
     assert_eq!(p64, want.wavefield_host().expect("copy").into_vec());
     let (_, p32) = parse_npy(&out_of_default_run("f64"));
     let scale = p64.iter().fold(0.0f64, |m, v| m.max(v.abs()));

@@ -7,7 +7,7 @@ use common::*;
 use ppstencil::model::VelocityModel;
 use ppstencil::receivers::ReceiverLine;
 use ppstencil::wave::Layer;
-use ppstencil::{io, HostField, Kernels, WaveConfig};
+use ppstencil::{io, HostField, StepKernels, WaveConfig};
 
 #[test]
 fn receivers_write_the_seismogram_of_the_library() {
@@ -28,7 +28,7 @@ fn receivers_write_the_seismogram_of_the_library() {
     // 9 + 1 + 2 receivers, 30 time samples.
     let (header, s) = parse_npy(&out.join("seismogram.npy"));
     assert_npy_header(&header, 30, 12);
-    let mut config = small_config(Kernels::Fused);
+    let mut config = small_config(StepKernels::Fused);
     config.add_receiver_line("5:5:45:5".parse::<ReceiverLine>().expect("line"));
     config.receivers.extend([(20, 25), (30, 10), (35, 40)]);
     let sim = library_run::<f32>(config);
@@ -102,7 +102,7 @@ fn velocity_file_round_trips_and_layers_apply_on_top() {
                 z1: 40,
                 velocity: 3000.0,
             }],
-            ..small_config(Kernels::Fused)
+            ..small_config(StepKernels::Fused)
         };
         config.set_velocity_model(
             VelocityModel::new(40, 50, model.as_slice().to_vec()).expect("valid"),
@@ -204,7 +204,7 @@ fn snapshots_are_written_every_k_steps() {
     let (_, first) = parse_npy(&out.join("snapshots/00010.npy"));
     let ten = library_run::<f32>(WaveConfig {
         nt: 10,
-        ..small_config(Kernels::Fused)
+        ..small_config(StepKernels::Fused)
     });
     assert_eq!(
         first,

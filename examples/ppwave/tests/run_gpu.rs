@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 #[cfg(any(feature = "cuda", feature = "hip"))]
-use ppstencil::Kernels;
+use ppstencil::StepKernels;
 
 #[cfg(not(feature = "cuda"))]
 #[test]
@@ -43,7 +43,7 @@ fn gpu_backend_runs_or_names_the_missing_device(backend: &str, device: &str) {
     assert!(!err.contains("panicked"), "{err}");
     if o.status.success() {
         let (_, got) = parse_npy_f32(&out.join("wavefield.npy"));
-        let want = library_wavefield(small_config(Kernels::Fused));
+        let want = library_wavefield(small_config(StepKernels::Fused));
         let scale = want.iter().fold(0.0f32, |m, v| m.max(v.abs()));
         for (g, w) in got.iter().zip(&want) {
             assert!((g - w).abs() <= 1e-5 * scale, "{backend}: {g} vs {w}");

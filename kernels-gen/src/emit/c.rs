@@ -12,7 +12,7 @@
 //! 1. the grid, six `long long` values: `nz, nx` (the field shape, row-major `[iz * nx + ix]`)
 //!    and `z0, z1, x0, x1` (the rows `z0..z1` and columns `x0..x1` to compute: the interior
 //!    at distance `radius` from every border, or one point for `#[at]` stencils) — exactly the
-//!    fields of `ppstencil::launch::Grid`;
+//!    fields of `ppstencil::launch::Region`;
 //! 2. the output fields (`out` and `inout`), `T *__restrict__`, in declaration order;
 //! 3. the input fields (`in`), `const T *__restrict__`, in declaration order;
 //! 4. the `real` scalars, `T`, in declaration order.

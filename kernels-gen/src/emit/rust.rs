@@ -5,10 +5,11 @@
 //! `for i in 0..n` loop. Every slice has the same length, so the compiler removes the bounds
 //! checks and vectorises the loop. `rows` runs it over consecutive rows. The two backends
 //! differ only in how rows are handed out: all at once, or to rayon in chunks of rows; both
-//! wrap the call in `ppstencil::exec::vectorized`, which runs it compiled for AVX2 where the
-//! CPU has it (runtime detection; bit-identical, as Rust never contracts into FMA).
+//! wrap the call in the runtime's `run_rows`, which runs it compiled for AVX2 where the CPU
+//! has it (runtime detection; bit-identical, as Rust never contracts into FMA).
 //!
-//! The generated code refers to the runtime crate as `::ppstencil`.
+//! The generated code names the runtime crate only through `::ppstencil::__private`, the
+//! one interface between generated code and the runtime.
 
 use crate::ir::{Access, Domain, Expr, ParamKind, Stencil, Stmt, Tap};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -190,7 +191,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     }
     let prefetch_reads = leading.iter().map(|t| {
         let name = ident(&tap_name(s, t));
-        quote!(::ppstencil::exec::prefetch(#name, cols.start);)
+        quote!(::ppstencil::__private::prefetch(#name, cols.start);)
     });
     // Every output row becomes a `RowOutput` (same name): `out` fields may be streamed,
     // `inout` fields are read where they are written, so never.
@@ -238,10 +239,10 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
         #[doc = #doc]
         #[inline(always)]
         #[allow(clippy::too_many_arguments, clippy::needless_range_loop, unused_variables, unused_mut)]
-        fn row<T: ::ppstencil::Real>(
-            grid: &::ppstencil::launch::Grid,
+        fn row<T: ::ppstencil::__private::Real>(
+            grid: &::ppstencil::__private::Region,
             iz: usize,
-            mode: ::ppstencil::exec::RowMode<'_>,
+            mode: ::ppstencil::__private::RowMode<'_>,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
             #(#reals: T,)*
@@ -274,13 +275,13 @@ fn unpack(s: &Stencil) -> TokenStream {
     let name = &s.name;
     quote! {
         let [#(#outs),*] = outs else {
-            return Err(::ppstencil::Error::arity(#name, "output fields"));
+            return Err(::ppstencil::__private::Error::arity(#name, "output fields"));
         };
         let [#(#ins),*] = ins else {
-            return Err(::ppstencil::Error::arity(#name, "input fields"));
+            return Err(::ppstencil::__private::Error::arity(#name, "input fields"));
         };
         let &[#(#reals),*] = reals else {
-            return Err(::ppstencil::Error::arity(#name, "real scalars"));
+            return Err(::ppstencil::__private::Error::arity(#name, "real scalars"));
         };
     }
 }
@@ -323,10 +324,10 @@ pub fn emit_rows(s: &Stencil) -> TokenStream {
         /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        fn rows<T: ::ppstencil::Real>(
-            grid: &::ppstencil::launch::Grid,
+        fn rows<T: ::ppstencil::__private::Real>(
+            grid: &::ppstencil::__private::Region,
             z_first: usize,
-            mode: ::ppstencil::exec::RowMode<'_>,
+            mode: ::ppstencil::__private::RowMode<'_>,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
             #(#reals: T,)*
@@ -339,7 +340,7 @@ pub fn emit_rows(s: &Stencil) -> TokenStream {
 }
 
 /// The serial driver: every row of the domain, in order, compiled for the widest vector
-/// unit the CPU has (`ppstencil::exec::vectorized`).
+/// unit the CPU has (`ppstencil::exec::vectorized`, through `run_rows`).
 pub fn emit_serial(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
@@ -347,16 +348,16 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
     let unpack = unpack(s);
     let nfields = Literal::usize_unsuffixed(outs.len() + ins.len());
     quote! {
-        fn serial<T: ::ppstencil::Real>(
-            grid: &::ppstencil::launch::Grid,
+        fn serial<T: ::ppstencil::__private::Real>(
+            grid: &::ppstencil::__private::Region,
             outs: &mut [&mut [T]],
             ins: &[&[T]],
             reals: &[T],
-        ) -> ::std::result::Result<(), ::ppstencil::Error> {
+        ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
             #unpack
             let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
-            let plan = ::ppstencil::exec::Plan::for_launch::<T>(grid, #nfields);
-            ::ppstencil::exec::run_rows(plan, |mode| {
+            let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, #nfields);
+            ::ppstencil::__private::run_rows(plan, |mode| {
                 Self::rows(grid, grid.z0, mode, #(&mut #outs[domain.clone()],)* #(#ins,)* #(#reals,)*)
             });
             Ok(())
@@ -378,21 +379,21 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
         &|o| quote!(#o[grid.z0 * grid.nx..grid.z1 * grid.nx].par_chunks_mut(task_len)),
     );
     quote! {
-        fn rayon<T: ::ppstencil::Real>(
-            grid: &::ppstencil::launch::Grid,
+        fn rayon<T: ::ppstencil::__private::Real>(
+            grid: &::ppstencil::__private::Region,
             outs: &mut [&mut [T]],
             ins: &[&[T]],
             reals: &[T],
             chunk_rows: usize,
-        ) -> ::std::result::Result<(), ::ppstencil::Error> {
+        ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
             use ::ppstencil::__private::rayon::prelude::*;
             #unpack
             let chunk_rows = chunk_rows.max(1);
             let task_len = chunk_rows * grid.nx;
-            let plan = ::ppstencil::exec::Plan::for_launch::<T>(grid, #nfields);
+            let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, #nfields);
             #par.enumerate().for_each(|(task, #pat)| {
                 let z_first = grid.z0 + task * chunk_rows;
-                ::ppstencil::exec::run_rows(plan, |mode| {
+                ::ppstencil::__private::run_rows(plan, |mode| {
                     Self::rows(grid, z_first, mode, #(#outs,)* #(#ins,)* #(#reals,)*)
                 });
             });
@@ -466,6 +467,7 @@ pub fn emit_stencil_at(
     let fields_read = s.fields_read();
     let fields_written = s.fields_written();
     let flops = s.flops_per_point();
+    let (bytes_f32, bytes_f64) = (s.bytes_per_point(4), s.bytes_per_point(8));
     let row = emit_row(s);
     let rows = emit_rows(s);
     let serial = emit_serial(s);
@@ -484,9 +486,11 @@ pub fn emit_stencil_at(
         let id = ident(&p.name);
         fn_params.push(match p.kind {
             ParamKind::Field(Access::In) => {
-                quote!(#id: &::ppstencil::ScalarField<E::Memory, T>)
+                quote!(#id: &::ppstencil::__private::ScalarField<E::Memory, T>)
             }
-            ParamKind::Field(_) => quote!(#id: &mut ::ppstencil::ScalarField<E::Memory, T>),
+            ParamKind::Field(_) => {
+                quote!(#id: &mut ::ppstencil::__private::ScalarField<E::Memory, T>)
+            }
             ParamKind::Real => quote!(#id: T),
             ParamKind::Index => quote!(#id: usize),
         });
@@ -523,8 +527,8 @@ pub fn emit_stencil_at(
             #rows
         }
 
-        impl ::ppstencil::launch::Stencil for #ty {
-            const INFO: ::ppstencil::launch::StencilInfo = ::ppstencil::launch::StencilInfo {
+        impl ::ppstencil::__private::Stencil for #ty {
+            const INFO: ::ppstencil::__private::StencilInfo = ::ppstencil::__private::StencilInfo {
                 name: #name,
                 radius: #radius,
                 point: #point,
@@ -535,6 +539,8 @@ pub fn emit_stencil_at(
                 fields_read: #fields_read,
                 fields_written: #fields_written,
                 flops_per_point: #flops,
+                bytes_per_point_f32: #bytes_f32,
+                bytes_per_point_f64: #bytes_f64,
                 dsl: #dsl,
                 sources: &[#((#src_keys, #src_vals)),*],
             };
@@ -546,11 +552,11 @@ pub fn emit_stencil_at(
         #[doc = ""]
         #[doc = #fn_doc]
         #[allow(clippy::too_many_arguments)]
-        #vis fn #fname<E: ::ppstencil::ExecutionSpace, T: ::ppstencil::Real>(
+        #vis fn #fname<E: ::ppstencil::__private::ExecutionSpace, T: ::ppstencil::__private::Real>(
             space: &E,
             #(#fn_params),*
-        ) -> ::std::result::Result<(), ::ppstencil::Error> {
-            ::ppstencil::launch::launch::<#ty, E, T>(
+        ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
+            ::ppstencil::__private::launch::<#ty, E, T>(
                 space,
                 &mut [#(&mut *#outs),*],
                 &[#(#ins),*],
@@ -584,14 +590,14 @@ mod tests {
             "let mut pzz = mode.output(&mut pzz[grid.x0..grid.x1]);",
             "for cols in pzz.blocks() {",
             "if mode.prefetch() {",
-            "::ppstencil::exec::prefetch(p_2_0, cols.start);",
+            "::ppstencil::__private::prefetch(p_2_0, cols.start);",
             "pzz.prefetch(cols.start);",
             "let p_m2_0 = &p_m2_0[cols.clone()];",
             "let mut pzz = pzz.block(cols);",
             "for i in 0..pzz.len() {",
             "pzz[i] = T::lit(-0.08333333333333333) * p_m2_0[i]",
             "for (row, pzz) in pzz.chunks_mut(grid.nx).enumerate() {",
-            "let plan = ::ppstencil::exec::Plan::for_launch::<T>(grid, 2);",
+            "let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);",
             "|mode| { Self::rows(grid, grid.z0, mode, &mut pzz[domain.clone()], p) },",
         ] {
             assert!(src.contains(line), "missing `{line}` in:\n{src}");
@@ -644,10 +650,9 @@ mod tests {
         let file: syn::File = syn::parse2(ts).expect("valid Rust");
         assert!(file.items.len() >= 4);
         let text = pretty(emit_stencil(&s, "…", &[]));
+        assert!(text.contains("pub fn add_source<"), "{text}");
         assert!(
-            text.contains(
-                "pub fn add_source<E: ::ppstencil::ExecutionSpace, T: ::ppstencil::Real>"
-            ),
+            text.contains("E: ::ppstencil::__private::ExecutionSpace,"),
             "{text}"
         );
         assert!(text.contains("point: true"), "{text}");

@@ -2,7 +2,7 @@
 //! the small [`Driver`] interface (each backend implements it in a few dozen lines).
 
 use super::{kernel_name, launch_dims, BlockSize, LaunchDims};
-use crate::launch::{Grid, Stencil};
+use crate::launch::{Region, Stencil};
 use crate::{Error, Real, Result};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -243,7 +243,7 @@ pub(crate) fn copy_to_host<D: Driver, S, T: Real>(
 /// by [`crate::launch::launch`]; the argument counts are checked here).
 pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
     block: BlockSize,
-    grid: &Grid,
+    grid: &Region,
     outs: &mut [&mut DeviceBuffer<S, T>],
     ins: &[&DeviceBuffer<S, T>],
     reals: &[T],
@@ -355,7 +355,7 @@ macro_rules! device_space {
 
             fn launch<S: $crate::launch::Stencil, T: $crate::Real>(
                 &self,
-                grid: &$crate::launch::Grid,
+                grid: &$crate::launch::Region,
                 outs: &mut [&mut $crate::device::DeviceBuffer<$mem, T>],
                 ins: &[&$crate::device::DeviceBuffer<$mem, T>],
                 reals: &[T],

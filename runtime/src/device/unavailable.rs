@@ -2,7 +2,7 @@
 //! [`Error::BackendUnavailable`] saying how to enable it; such a space can never hold data,
 //! because its buffers cannot be constructed.
 
-use crate::launch::{Grid, Stencil};
+use crate::launch::{Region, Stencil};
 use crate::{Error, ExecutionSpace, MemorySpace, Real, Result};
 use std::convert::Infallible;
 use std::marker::PhantomData;
@@ -85,7 +85,7 @@ macro_rules! unavailable_space {
 
             fn launch<S: Stencil, T: Real>(
                 &self,
-                _grid: &Grid,
+                _grid: &Region,
                 _outs: &mut [&mut Unavailable<T>],
                 _ins: &[&Unavailable<T>],
                 _reals: &[T],

@@ -1,7 +1,7 @@
 // The simulator on both host execution spaces, with the paper's setters.
-use ppstencil::{ExecutionSpace, HostField, Kernels, Rayon, Serial, WaveSimulator};
+use ppstencil::{ExecutionSpace, HostField, StepKernels, Rayon, Serial, WaveSimulator};
 
-fn simulate<E: ExecutionSpace>(space: E, kernels: Kernels) -> ppstencil::Result<HostField> {
+fn simulate<E: ExecutionSpace>(space: E, kernels: StepKernels) -> ppstencil::Result<HostField> {
     let mut sim = WaveSimulator::<E>::new(space);
     sim.set_dimensions(30, 40)
         .set_time_steps(20)
@@ -17,8 +17,8 @@ fn simulate<E: ExecutionSpace>(space: E, kernels: Kernels) -> ppstencil::Result<
 }
 
 fn main() -> ppstencil::Result<()> {
-    let a = simulate(Serial, Kernels::Split)?;
-    let b = simulate(Rayon::new(), Kernels::Fused)?;
+    let a = simulate(Serial, StepKernels::Split)?;
+    let b = simulate(Rayon::new(), StepKernels::Fused)?;
     assert_eq!(a.as_slice(), b.as_slice());
     Ok(())
 }

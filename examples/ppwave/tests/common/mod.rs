@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use ppstencil::wave::Layer;
-use ppstencil::{HostField, Kernels, Serial, WaveConfig, WaveSimulator};
+use ppstencil::{HostField, StepKernels, Serial, WaveConfig, WaveSimulator};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -52,7 +52,7 @@ pub const SMALL: &[&str] = &[
     "30:40:3000",
 ];
 
-pub fn small_config(kernels: Kernels) -> WaveConfig {
+pub fn small_config(kernels: StepKernels) -> WaveConfig {
     // `..paper()` keeps this compiling when WaveConfig gains fields.
     #[allow(clippy::needless_update)]
     WaveConfig {

@@ -1,0 +1,413 @@
+//! A simulation's parameters: [`WaveConfig`] (with its validation, whose errors name the
+//! value, its valid range and the fix), velocity [`Layer`]s, the [`SourceMode`] and the
+//! [`StepKernels`] a time step runs. Running a configuration is `simulator.rs`'s job.
+
+use super::physics::{cfl_limit_for, check_space_order, DEFAULT_SPACE_ORDER};
+use crate::model::VelocityModel;
+use crate::receivers::ReceiverLine;
+use crate::{Error, HostField, Param, Real, Result};
+
+/// How the source wavelet enters the wavefield.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SourceMode {
+    /// The paper's: the pressure at the source point is *set* to `ricker(t)` before each step
+    /// (a zero-phase Ricker starting at its peak, [`ricker`](super::ricker)).
+    #[default]
+    Set,
+    /// The Ricker wavelet delayed by [`WaveConfig::source_delay`] is *added* to the new
+    /// pressure after each step, scaled as a point source of the discretised equation
+    /// `p_tt = v² (∇²p + s(t) δ(x - xs))`: `pnew[src] += dt² v_src² / dh² · s(t)`, so
+    /// amplitudes are physical and do not depend on the grid.
+    Add,
+}
+
+impl SourceMode {
+    /// `"set"` or `"add"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceMode::Set => "set",
+            SourceMode::Add => "add",
+        }
+    }
+}
+
+impl std::str::FromStr for SourceMode {
+    type Err = Error;
+
+    /// Parses `set` or `add`.
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "set" => Ok(SourceMode::Set),
+            "add" => Ok(SourceMode::Add),
+            other => Err(Error::invalid(
+                Param::SourceMode,
+                other,
+                "use `set` (the paper's: the source point is set to the wavelet) or `add` (a delayed Ricker injected additively)",
+            )),
+        }
+    }
+}
+
+/// Rows `[z0, z1)` of the velocity model set to `velocity`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layer {
+    /// First row.
+    pub z0: usize,
+    /// One past the last row.
+    pub z1: usize,
+    /// Velocity in m/s.
+    pub velocity: f64,
+}
+
+/// Which kernels make up a time step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StepKernels {
+    /// The paper's four kernels: `add_source`, `fd_pzz`, `fd_pxx`, `fd_time` (40 bytes/point).
+    Split,
+    /// `add_source` then the fused `fd_step_4` (16 bytes/point); bit-identical results.
+    #[default]
+    Fused,
+}
+
+impl StepKernels {
+    /// `"split"` or `"fused"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepKernels::Split => "split",
+            StepKernels::Fused => "fused",
+        }
+    }
+}
+
+/// Every parameter of a simulation. [`WaveConfig::default`] is the paper's problem.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WaveConfig {
+    /// Rows (depth samples).
+    pub nz: usize,
+    /// Columns (horizontal samples).
+    pub nx: usize,
+    /// Time steps.
+    pub nt: usize,
+    /// Time step in seconds.
+    pub dt: f64,
+    /// Grid spacing in metres (same in z and x).
+    pub dh: f64,
+    /// Source row.
+    pub src_z: usize,
+    /// Source column.
+    pub src_x: usize,
+    /// Ricker peak frequency in Hz.
+    pub fpeak: f64,
+    /// Background velocity in m/s: every cell starts at it.
+    pub vmin: f64,
+    /// Layers applied in order on top of `vmin`.
+    pub layers: Vec<Layer>,
+    /// Split (paper) or fused time step.
+    pub kernels: StepKernels,
+    /// Even space order from 2 to 16 (the paper's is 4); the split kernels exist at order 4
+    /// only. `--space-order N`.
+    pub space_order: usize,
+    /// Width in cells of the absorbing layer on every side (0: none, the paper's rigid
+    /// border). The layer lies inside the `nz × nx` grid. `--absorb N`.
+    pub absorb: usize,
+    /// Set (the paper's) or additive source. `--source-mode set|add`.
+    pub source_mode: SourceMode,
+    /// Delay of the additive source's Ricker peak in seconds; `None` means `1.5 / fpeak`.
+    /// `--source-delay S`.
+    pub source_delay: Option<f64>,
+    /// Receiver positions `(z, x)` (row, column), recorded after every step.
+    /// `--receivers Z:X0:X1:STEP` (repeatable, see [`ReceiverLine`]) and a file of positions
+    /// ([`parse_positions`](crate::receivers::parse_positions)).
+    pub receivers: Vec<(usize, usize)>,
+    /// Hand a host copy of the wavefield to the snapshot hook every K steps (`None`: never).
+    /// `--snapshot-every K`.
+    pub snapshot_every: Option<usize>,
+    /// A velocity model given as data, instead of the constant `vmin` background (its shape
+    /// must be `nz × nx`); `layers` still apply on top. `--velocity FILE.npy`.
+    pub velocity: Option<VelocityModel>,
+}
+
+impl Default for WaveConfig {
+    fn default() -> Self {
+        WaveConfig::paper()
+    }
+}
+
+fn positive_finite(param: Param, v: f64, unit: &str) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            param,
+            v,
+            format!("must be a finite number greater than 0 {unit}"),
+        ))
+    }
+}
+
+impl WaveConfig {
+    /// The paper's run: 1751 × 5001, 4001 steps of 0.2 ms, dh = 3 m, source at (625, 2500),
+    /// 10 Hz Ricker, vmin 1500 m/s, layers [750, 1125) = 3000 and [1125, 1751) = 4800 m/s.
+    pub fn paper() -> Self {
+        WaveConfig {
+            nz: 1751,
+            nx: 5001,
+            nt: 4001,
+            dt: 0.0002,
+            dh: 3.0,
+            src_z: 625,
+            src_x: 2500,
+            fpeak: 10.0,
+            vmin: 1500.0,
+            layers: vec![
+                Layer {
+                    z0: 750,
+                    z1: 1125,
+                    velocity: 3000.0,
+                },
+                Layer {
+                    z0: 1125,
+                    z1: 1751,
+                    velocity: 4800.0,
+                },
+            ],
+            kernels: StepKernels::Fused,
+            space_order: DEFAULT_SPACE_ORDER,
+            absorb: 0,
+            source_mode: SourceMode::Set,
+            source_delay: None,
+            receivers: Vec::new(),
+            snapshot_every: None,
+            velocity: None,
+        }
+    }
+
+    /// Largest velocity of the model (the background `vmin` or the velocity model, with the
+    /// layers on top).
+    pub fn vmax(&self) -> f64 {
+        let background = match &self.velocity {
+            Some(m) => m.vmax(),
+            None => self.vmin,
+        };
+        self.layers
+            .iter()
+            .map(|l| l.velocity)
+            .fold(background, f64::max)
+    }
+
+    /// The stencil radius of the space order: the border that stays at zero.
+    pub fn radius(&self) -> usize {
+        self.space_order / 2
+    }
+
+    /// The additive source's delay: [`source_delay`](Self::source_delay) or `1.5 / fpeak`.
+    pub fn source_delay(&self) -> f64 {
+        self.source_delay.unwrap_or(1.5 / self.fpeak)
+    }
+
+    /// Uses `model` as the velocity background and sets `nz`, `nx` to its shape.
+    pub fn set_velocity_model(&mut self, model: VelocityModel) {
+        self.nz = model.nz();
+        self.nx = model.nx();
+        self.velocity = Some(model);
+    }
+
+    /// Adds the receivers of a line.
+    pub fn add_receiver_line(&mut self, line: ReceiverLine) {
+        self.receivers.extend(line.positions());
+    }
+
+    /// CFL number `vmax · dt / dh`.
+    pub fn cfl(&self) -> f64 {
+        self.vmax() * self.dt / self.dh
+    }
+
+    /// Checks every parameter; the error names the value, its valid range and the fix.
+    pub fn validate(&self) -> Result<()> {
+        check_space_order(self.space_order)?;
+        let r = self.radius();
+        let order = self.space_order;
+        let min = 2 * r + 1;
+        if self.nz < min {
+            return Err(Error::invalid(
+                Param::Nz,
+                self.nz,
+                format!("the order-{order} stencil needs at least {min} rows"),
+            ));
+        }
+        if self.nx < min {
+            return Err(Error::invalid(
+                Param::Nx,
+                self.nx,
+                format!("the order-{order} stencil needs at least {min} columns"),
+            ));
+        }
+        if self.nz.checked_mul(self.nx).is_none() {
+            return Err(Error::invalid(
+                Param::GridSize,
+                format!("{} x {}", self.nz, self.nx),
+                "too many points",
+            ));
+        }
+        if self.nt == 0 {
+            return Err(Error::invalid(Param::Nt, 0, "run at least 1 time step"));
+        }
+        if self.kernels == StepKernels::Split && order != DEFAULT_SPACE_ORDER {
+            return Err(Error::invalid(
+                Param::SpaceOrder,
+                order,
+                "the split kernels (the paper's fd_pxx, fd_pzz, fd_time) are 4th order only; use the fused kernels for another order, or space order 4",
+            ));
+        }
+        positive_finite(Param::TimeStep, self.dt, "seconds")?;
+        positive_finite(Param::SpaceStep, self.dh, "metres")?;
+        positive_finite(Param::PeakFrequency, self.fpeak, "Hz")?;
+        positive_finite(Param::Vmin, self.vmin, "m/s")?;
+        if let Some(d) = self.source_delay {
+            if !(d.is_finite() && d >= 0.0) {
+                return Err(Error::invalid(
+                    Param::SourceDelay,
+                    d,
+                    "must be a finite number of seconds, 0 or more (default 1.5 / fpeak)",
+                ));
+            }
+        }
+        if self.snapshot_every == Some(0) {
+            return Err(Error::invalid(
+                Param::SnapshotEvery,
+                0,
+                "write a snapshot every K >= 1 steps, or none",
+            ));
+        }
+        let narrow = self.nz.min(self.nx);
+        if 2 * self.absorb >= narrow {
+            return Err(Error::invalid(
+                Param::Absorb,
+                self.absorb,
+                format!(
+                    "the absorbing layer must be narrower than half the {} x {} grid: absorb <= {} (or 0 for none)",
+                    self.nz,
+                    self.nx,
+                    (narrow - 1) / 2
+                ),
+            ));
+        }
+        if self.src_z < r || self.src_z >= self.nz - r {
+            return Err(Error::invalid(
+                Param::SourceZ,
+                self.src_z,
+                format!(
+                    "the source row must lie inside the order-{order} border of {r} cells: {r} <= src_z < {}",
+                    self.nz - r
+                ),
+            ));
+        }
+        if self.src_x < r || self.src_x >= self.nx - r {
+            return Err(Error::invalid(
+                Param::SourceX,
+                self.src_x,
+                format!(
+                    "the source column must lie inside the order-{order} border of {r} cells: {r} <= src_x < {}",
+                    self.nx - r
+                ),
+            ));
+        }
+        for &(z, x) in &self.receivers {
+            if z >= self.nz || x >= self.nx {
+                return Err(Error::invalid(
+                    Param::Receiver,
+                    format!("({z}, {x})"),
+                    format!(
+                        "receivers must lie in the {} x {} grid: 0 <= z < {}, 0 <= x < {}",
+                        self.nz, self.nx, self.nz, self.nx
+                    ),
+                ));
+            }
+        }
+        if let Some(m) = &self.velocity {
+            if (m.nz(), m.nx()) != (self.nz, self.nx) {
+                return Err(Error::invalid(
+                    Param::VelocityModel,
+                    format!("{} x {}", m.nz(), m.nx()),
+                    format!(
+                        "must match the grid {} x {} (the model's shape sets the grid)",
+                        self.nz, self.nx
+                    ),
+                ));
+            }
+        }
+        for l in &self.layers {
+            let shown = format!("{}:{}:{}", l.z0, l.z1, l.velocity);
+            if l.z0 >= l.z1 {
+                return Err(Error::invalid(
+                    Param::Layer,
+                    shown,
+                    "Z0 must be smaller than Z1 (rows [Z0, Z1) get velocity V)",
+                ));
+            }
+            if l.z1 > self.nz {
+                return Err(Error::invalid(
+                    Param::Layer,
+                    shown,
+                    format!("rows must lie in the grid: Z1 <= nz = {}", self.nz),
+                ));
+            }
+            if !(l.velocity.is_finite() && l.velocity > 0.0) {
+                return Err(Error::invalid(
+                    Param::Layer,
+                    shown,
+                    "the velocity V must be a finite number greater than 0 m/s",
+                ));
+            }
+        }
+        self.check_cfl(self.vmax())
+    }
+
+    /// Checks the stability condition for a model whose largest velocity is `vmax`.
+    pub fn check_cfl(&self, vmax: f64) -> Result<()> {
+        let cfl = vmax * self.dt / self.dh;
+        let limit = cfl_limit_for(self.space_order)?;
+        if cfl > limit {
+            return Err(Error::invalid(
+                Param::TimeStep,
+                self.dt,
+                format!(
+                    "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{} scheme; use dt <= {:.6e} s (or a larger dh)",
+                    self.dt,
+                    self.dh,
+                    self.space_order,
+                    limit * self.dh / vmax
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The velocity model on the host: the background (`vmin`, or the
+    /// [`velocity`](Self::velocity) model) with the layers on top.
+    pub fn velocity_model<T: Real>(&self) -> Result<HostField<T>> {
+        let mut v = HostField::<T>::new(self.nz, self.nx)?;
+        match &self.velocity {
+            Some(m) if (m.nz(), m.nx()) == (self.nz, self.nx) => {
+                for (dst, &src) in v.as_mut_slice().iter_mut().zip(m.values()) {
+                    *dst = T::lit(src);
+                }
+            }
+            Some(m) => {
+                return Err(Error::invalid(
+                    Param::VelocityModel,
+                    format!("{} x {}", m.nz(), m.nx()),
+                    format!("must match the grid {} x {}", self.nz, self.nx),
+                ))
+            }
+            None => v.fill(T::lit(self.vmin)),
+        }
+        for l in &self.layers {
+            let end = l.z1.min(self.nz);
+            if l.z0 < end {
+                v.as_mut_slice()[l.z0 * self.nx..end * self.nx].fill(T::lit(l.velocity));
+            }
+        }
+        Ok(v)
+    }
+}

@@ -1,0 +1,956 @@
+//! [`WaveSimulator`]: the solver generic over the execution space. It prepares a run (the
+//! model, damping and wavelet moved to the space), advances it one time step at a time, and
+//! hands out the fields and results; [`run`](WaveSimulator::run) is a loop over those steps.
+//! Parameters and their checks live in `config.rs`, the scheme's numbers in
+//! `physics.rs`.
+
+use super::config::{Layer, SourceMode, StepKernels, WaveConfig};
+use super::physics::{absorbing_eta, layer_depth, ricker, ricker_delayed};
+use crate::kernels::{
+    add_source, fd_kv2, fd_pxx, fd_pzz, fd_step_of_order, fd_time, inject_source, FdAbsorb,
+};
+use crate::launch::launch_in;
+use crate::model::VelocityModel;
+use crate::receivers::{ReceiverLine, Seismogram};
+use crate::{Error, ExecutionSpace, HostField, MemorySpace, Param, Real, Result, ScalarField};
+use std::any::Any;
+use std::time::{Duration, Instant};
+
+/// A prepared run: its parameters, its fields in the space and where it stands.
+struct Run<M: MemorySpace, T: Real> {
+    /// The parameters the run was prepared with.
+    config: WaveConfig,
+    /// When [`WaveSimulator::prepare`] started.
+    start: Instant,
+    /// Time steps run.
+    done: usize,
+    /// The pressure after `done` steps.
+    p: ScalarField<M, T>,
+    /// The pressure one step earlier.
+    pold: ScalarField<M, T>,
+    /// The next pressure (scratch of one step).
+    pnew: ScalarField<M, T>,
+    /// The other fields the step's kernels need.
+    work: StepFields<ScalarField<M, T>>,
+    /// The layered velocity model in the space, when none was given with `set_velocity`.
+    layered: Option<ScalarField<M, T>>,
+    /// The absorbing layer's damping, when there is a layer.
+    eta: Option<ScalarField<M, T>>,
+    /// `(dt / dh)²`.
+    dtdh2: T,
+    /// The source term of every step.
+    wavelet: Vec<T>,
+    /// The receivers, as flat indices into the field.
+    receivers: Vec<usize>,
+    /// The traces recorded so far (`nt × receivers`).
+    traces: Vec<T>,
+    /// A host copy of the field for sampling receivers of device runs.
+    scratch: Option<HostField<T>>,
+}
+
+/// The work fields of one time step, besides `p`, `pold` and `pnew`.
+enum StepFields<F> {
+    /// The paper's split kernels: the two second derivatives.
+    Split { pxx: F, pzz: F },
+    /// The fused step: `kv2 = (dt/dh)² v²`, computed once.
+    Fused { kv2: F },
+}
+
+/// Timing of one [`WaveSimulator::run`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunStats {
+    /// Time steps run.
+    pub steps: usize,
+    /// Wall time of the time loop (allocation and copies included).
+    pub wall: Duration,
+    /// Grid points updated per second, in millions (`nz · nx · nt / wall`).
+    pub mpoints_per_s: f64,
+}
+
+/// The 2D acoustic wave simulator, generic over the execution space `E` and element type `T`.
+///
+/// Its fields live in `E::Memory`: data moves to the space once, before the time loop, and
+/// back once, when [`wavefield_host`](Self::wavefield_host) is called.
+///
+/// ```
+/// use ppstencil::{Rayon, Serial, WaveSimulator};
+/// let mut sim = WaveSimulator::<Serial>::new(Serial);
+/// sim.set_dimensions(40, 50)
+///     .set_time_steps(30)
+///     .set_source_position(20, 25)
+///     .set_time_step(0.001)
+///     .set_space_step(10.0)
+///     .set_vmin(2000.0)
+///     .clear_velocity_layers()
+///     .add_velocity_layer(30, 40, 3000.0);
+/// sim.run()?;
+/// let p = sim.wavefield_host()?;
+/// assert!(p.max_abs() > 0.0);
+/// assert_eq!(p[(0, 0)], 0.0); // the border never moves
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
+pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32> {
+    space: E,
+    config: WaveConfig,
+    velocity: Option<ScalarField<E::Memory, T>>,
+    velocity_max: f64,
+    wavefield: Option<ScalarField<E::Memory, T>>,
+    seismogram: Option<Seismogram<T>>,
+    run: Option<Run<E::Memory, T>>,
+}
+
+/// Reads the receivers' samples from `p`: in place for host memory, else through a host copy
+/// of the whole field (`scratch`, allocated once). A device-side gather kernel would avoid
+/// that copy; the DSL cannot express one yet.
+fn sample_receivers<M: MemorySpace, T: Real>(
+    p: &ScalarField<M, T>,
+    points: &[usize],
+    out: &mut [T],
+    scratch: &mut Option<HostField<T>>,
+) -> Result<()> {
+    let host: &HostField<T> = match (p as &dyn Any).downcast_ref::<HostField<T>>() {
+        Some(h) => h,
+        None => {
+            let h = match scratch {
+                Some(h) => h,
+                None => scratch.insert(HostField::new(p.nz(), p.nx())?),
+            };
+            p.copy_to_host(h.as_mut_slice())?;
+            h
+        }
+    };
+    let values = host.as_slice();
+    for (o, &k) in out.iter_mut().zip(points) {
+        *o = values[k];
+    }
+    Ok(())
+}
+
+impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
+    /// A simulator on `space` with the paper's parameters.
+    pub fn new(space: E) -> Self {
+        Self::with_config(space, WaveConfig::paper())
+    }
+
+    /// A simulator on `space` with the given parameters.
+    pub fn with_config(space: E, config: WaveConfig) -> Self {
+        WaveSimulator {
+            space,
+            config,
+            velocity: None,
+            velocity_max: 0.0,
+            wavefield: None,
+            seismogram: None,
+            run: None,
+        }
+    }
+
+    /// The execution space.
+    pub fn space(&self) -> &E {
+        &self.space
+    }
+
+    /// All parameters.
+    pub fn config(&self) -> &WaveConfig {
+        &self.config
+    }
+
+    /// Sets the time step `dt` (s).
+    pub fn set_time_step(&mut self, dt: f64) -> &mut Self {
+        self.config.dt = dt;
+        self
+    }
+
+    /// Sets the grid spacing `dh` (m).
+    pub fn set_space_step(&mut self, dh: f64) -> &mut Self {
+        self.config.dh = dh;
+        self
+    }
+
+    /// Sets the number of time steps.
+    pub fn set_time_steps(&mut self, nt: usize) -> &mut Self {
+        self.config.nt = nt;
+        self
+    }
+
+    /// Sets the grid to `nz` rows by `nx` columns.
+    pub fn set_dimensions(&mut self, nz: usize, nx: usize) -> &mut Self {
+        self.config.nz = nz;
+        self.config.nx = nx;
+        self
+    }
+
+    /// Places the source at row `z`, column `x`.
+    pub fn set_source_position(&mut self, z: usize, x: usize) -> &mut Self {
+        self.config.src_z = z;
+        self.config.src_x = x;
+        self
+    }
+
+    /// Sets the Ricker wavelet's peak frequency (Hz).
+    pub fn set_ricker_peak_frequency(&mut self, f: f64) -> &mut Self {
+        self.config.fpeak = f;
+        self
+    }
+
+    /// Sets the background velocity (m/s).
+    pub fn set_vmin(&mut self, v: f64) -> &mut Self {
+        self.config.vmin = v;
+        self
+    }
+
+    /// Adds a layer: rows `[z0, z1)` get velocity `v` (m/s).
+    pub fn add_velocity_layer(&mut self, z0: usize, z1: usize, v: f64) -> &mut Self {
+        self.config.layers.push(Layer {
+            z0,
+            z1,
+            velocity: v,
+        });
+        self
+    }
+
+    /// Chooses the split (paper) or fused time step.
+    pub fn set_kernels(&mut self, kernels: StepKernels) -> &mut Self {
+        self.config.kernels = kernels;
+        self
+    }
+
+    /// Sets the space order (even, 2 to 16).
+    pub fn set_space_order(&mut self, order: usize) -> &mut Self {
+        self.config.space_order = order;
+        self
+    }
+
+    /// Sets the width of the absorbing layer on every side, in cells (0: none).
+    pub fn set_absorbing_layer(&mut self, cells: usize) -> &mut Self {
+        self.config.absorb = cells;
+        self
+    }
+
+    /// Chooses how the source enters (set, the paper's, or add).
+    pub fn set_source_mode(&mut self, mode: SourceMode) -> &mut Self {
+        self.config.source_mode = mode;
+        self
+    }
+
+    /// Sets the additive source's delay in seconds (`None`: `1.5 / fpeak`).
+    pub fn set_source_delay(&mut self, delay: Option<f64>) -> &mut Self {
+        self.config.source_delay = delay;
+        self
+    }
+
+    /// Adds a receiver at row `z`, column `x`.
+    pub fn add_receiver(&mut self, z: usize, x: usize) -> &mut Self {
+        self.config.receivers.push((z, x));
+        self
+    }
+
+    /// Adds the receivers of a line.
+    pub fn add_receiver_line(&mut self, line: ReceiverLine) -> &mut Self {
+        self.config.add_receiver_line(line);
+        self
+    }
+
+    /// Removes every receiver.
+    pub fn clear_receivers(&mut self) -> &mut Self {
+        self.config.receivers.clear();
+        self
+    }
+
+    /// Hands a host copy of the wavefield to [`run_with`](Self::run_with)'s hook every `k`
+    /// steps (`None`: never; `Some(0)` is rejected by [`validate`](Self::validate)).
+    pub fn set_snapshot_every(&mut self, k: Option<usize>) -> &mut Self {
+        self.config.snapshot_every = k;
+        self
+    }
+
+    /// Uses a velocity model (host data) as the background, with the layers on top; the
+    /// grid takes its shape.
+    pub fn set_velocity_model(&mut self, model: VelocityModel) -> &mut Self {
+        self.config.set_velocity_model(model);
+        self
+    }
+
+    /// Removes every layer (the model becomes `vmin` everywhere).
+    pub fn clear_velocity_layers(&mut self) -> &mut Self {
+        self.config.layers.clear();
+        self
+    }
+
+    /// Uses a velocity model already in `E`'s memory space as it is, instead of the config's
+    /// background and layers (for a model given as host data with layers on top, use
+    /// [`set_velocity_model`](Self::set_velocity_model)). Its values are checked (finite,
+    /// > 0) and its maximum is used for the CFL check.
+    pub fn set_velocity(&mut self, v: ScalarField<E::Memory, T>) -> Result<()> {
+        let host = v.to_host()?;
+        let mut vmax = 0.0f64;
+        for (k, &x) in host.as_slice().iter().enumerate() {
+            let x = x.to_f64();
+            if !(x.is_finite() && x > 0.0) {
+                return Err(Error::invalid(
+                    Param::Velocity,
+                    x,
+                    format!(
+                        "at row {}, column {}: every velocity must be finite and greater than 0",
+                        k / host.nx(),
+                        k % host.nx()
+                    ),
+                ));
+            }
+            vmax = vmax.max(x);
+        }
+        self.velocity_max = vmax;
+        self.velocity = Some(v);
+        Ok(())
+    }
+
+    /// Time step (s).
+    pub fn time_step(&self) -> f64 {
+        self.config.dt
+    }
+
+    /// Grid spacing (m).
+    pub fn space_step(&self) -> f64 {
+        self.config.dh
+    }
+
+    /// Number of time steps.
+    pub fn time_steps(&self) -> usize {
+        self.config.nt
+    }
+
+    /// `(nz, nx)`.
+    pub fn dimensions(&self) -> (usize, usize) {
+        (self.config.nz, self.config.nx)
+    }
+
+    /// CFL number of the current model.
+    pub fn cfl(&self) -> f64 {
+        match &self.velocity {
+            Some(_) => self.velocity_max * self.config.dt / self.config.dh,
+            None => self.config.cfl(),
+        }
+    }
+
+    /// Checks every parameter without running.
+    pub fn validate(&self) -> Result<()> {
+        self.config.validate()?;
+        if let Some(v) = &self.velocity {
+            if v.shape() != (self.config.nz, self.config.nx) {
+                return Err(Error::invalid(
+                    Param::VelocityModel,
+                    format!("{} x {}", v.nz(), v.nx()),
+                    format!(
+                        "must match the grid {} x {}",
+                        self.config.nz, self.config.nx
+                    ),
+                ));
+            }
+            self.config.check_cfl(self.velocity_max)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the whole simulation: [`prepare`](Self::prepare), [`step`](Self::step) `nt`
+    /// times, [`finish`](Self::finish).
+    pub fn run(&mut self) -> Result<RunStats> {
+        self.run_with(|_, _| {}, |_, _| Ok(()))
+    }
+
+    /// Runs the whole simulation, calling `progress(steps_done, nt)` after each step.
+    pub fn run_with_progress(&mut self, progress: impl FnMut(usize, usize)) -> Result<RunStats> {
+        self.run_with(progress, |_, _| Ok(()))
+    }
+
+    /// Runs the whole simulation, calling `progress(steps_done, nt)` after each step and
+    /// `snapshot(steps_done, wavefield)` with a host copy of the pressure every
+    /// [`snapshot_every`](WaveConfig::snapshot_every) steps. An error from `snapshot` stops
+    /// the run and is returned. Every parameter is checked before the first step.
+    ///
+    /// ```
+    /// use ppstencil::{Serial, WaveConfig, WaveSimulator};
+    /// let config = WaveConfig {
+    ///     nz: 30, nx: 30, nt: 20, dt: 0.001, dh: 10.0, src_z: 15, src_x: 15,
+    ///     fpeak: 20.0, vmin: 2000.0, layers: vec![], snapshot_every: Some(5),
+    ///     ..WaveConfig::paper()
+    /// };
+    /// let mut sim = WaveSimulator::<Serial, f64>::with_config(Serial, config);
+    /// let mut frames = Vec::new();
+    /// sim.run_with(|_, _| {}, |step, p| { frames.push((step, p.max_abs())); Ok(()) })?;
+    /// assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), vec![5, 10, 15, 20]);
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
+    pub fn run_with(
+        &mut self,
+        mut progress: impl FnMut(usize, usize),
+        mut snapshot: impl FnMut(usize, &HostField<T>) -> Result<()>,
+    ) -> Result<RunStats> {
+        self.prepare()?;
+        let (nt, every) = (self.config.nt, self.config.snapshot_every);
+        while self.steps_done() < nt {
+            let done = self.step()? + 1;
+            if every.is_some_and(|k| done % k == 0) {
+                snapshot(done, &self.wavefield_host()?)?;
+            }
+            progress(done, nt);
+        }
+        self.finish()
+    }
+
+    /// Prepares a run of the current configuration: checks every parameter, moves the
+    /// velocity model, the absorbing layer's damping and the work fields to `E`'s memory
+    /// space, computes the source wavelet, and zeroes the wavefield. Starts the run's clock.
+    ///
+    /// Then call [`step`](Self::step) up to `nt` times and [`finish`](Self::finish). Calling
+    /// `prepare` again starts over; the previous run's wavefield and seismogram are dropped.
+    /// Changes to the parameters made after `prepare` apply from the next `prepare`.
+    pub fn prepare(&mut self) -> Result<()> {
+        self.run = None;
+        self.validate()?;
+        let c = self.config.clone();
+        let start = Instant::now();
+        // The model on the host: needed for the layer's damping and the source's scale.
+        let v_host: Option<HostField<T>> =
+            if c.absorb > 0 || c.source_mode == SourceMode::Add || self.velocity.is_none() {
+                Some(self.velocity_host()?)
+            } else {
+                None
+            };
+        let layered = match (&self.velocity, &v_host) {
+            (Some(_), _) => None,
+            (None, Some(h)) => Some(ScalarField::from_host(h)?),
+            (None, None) => {
+                return Err(Error::invalid(Param::Velocity, "none", "no velocity model"))
+            }
+        };
+        let eta = match (&v_host, c.absorb) {
+            (Some(vh), width) if width > 0 => {
+                let (nz, nx) = (c.nz, c.nx);
+                let host = HostField::<T>::from_fn(nz, nx, |iz, ix| {
+                    let vel = vh.as_slice()[iz * nx + ix].to_f64();
+                    let ez = absorbing_eta(layer_depth(iz, nz, width), width, vel, c.dh, c.dt);
+                    let ex = absorbing_eta(layer_depth(ix, nx, width), width, vel, c.dh, c.dt);
+                    T::lit(ez + ex)
+                })?;
+                Some(ScalarField::<E::Memory, T>::from_host(&host)?)
+            }
+            _ => None,
+        };
+        // The source term of each step.
+        let wavelet: Vec<T> = match c.source_mode {
+            SourceMode::Set => ricker::<T>(c.nt, c.dt, c.fpeak),
+            SourceMode::Add => {
+                let v_src = match &v_host {
+                    Some(vh) => vh.as_slice()[c.src_z * c.nx + c.src_x].to_f64(),
+                    None => c.vmin,
+                };
+                let scale = c.dt * c.dt * v_src * v_src / (c.dh * c.dh);
+                ricker_delayed(c.nt, c.dt, c.fpeak, c.source_delay())
+                    .into_iter()
+                    .map(|s| T::lit(scale * s))
+                    .collect()
+            }
+        };
+        let nrec = c.receivers.len();
+        let receivers: Vec<usize> = c.receivers.iter().map(|&(z, x)| z * c.nx + x).collect();
+        let samples = c.nt.checked_mul(nrec).ok_or_else(|| {
+            Error::invalid(
+                Param::Receivers,
+                nrec,
+                "nt x receivers overflows usize; use fewer receivers",
+            )
+        })?;
+        let mut traces: Vec<T> = Vec::new();
+        traces
+            .try_reserve_exact(samples)
+            .map_err(|_| Error::OutOfMemory {
+                space: "host",
+                bytes: samples.saturating_mul(std::mem::size_of::<T>()),
+            })?;
+        traces.resize(samples, T::ZERO);
+
+        let p = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+        let pold = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+        let pnew = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+        let dtdh2 = T::lit((c.dt / c.dh) * (c.dt / c.dh));
+        // The fields the step needs besides p, pold, pnew.
+        let work = match c.kernels {
+            StepKernels::Split => StepFields::Split {
+                pxx: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
+                pzz: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
+            },
+            StepKernels::Fused => {
+                let mut kv2 = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+                let v = self.velocity.as_ref().or(layered.as_ref());
+                let v =
+                    v.ok_or_else(|| Error::invalid(Param::Velocity, "none", "no velocity model"))?;
+                fd_kv2(&self.space, &mut kv2, v, dtdh2)?;
+                StepFields::Fused { kv2 }
+            }
+        };
+        self.wavefield = None;
+        self.seismogram = None;
+        self.run = Some(Run {
+            config: c,
+            start,
+            done: 0,
+            p,
+            pold,
+            pnew,
+            work,
+            layered,
+            eta,
+            dtdh2,
+            wavelet,
+            receivers,
+            traces,
+            scratch: None,
+        });
+        Ok(())
+    }
+
+    /// Runs one time step of the prepared run and returns its index `it` (0 for the first
+    /// step, up to `nt - 1`): injects the source sample `it`, advances the wavefield from
+    /// `p` to `pnew` (and damps it in the absorbing layer), rotates `pold ← p ← pnew`, and
+    /// records the receivers. Afterwards [`wavefield`](Self::wavefield) is the pressure after
+    /// `it + 1` steps.
+    ///
+    /// An error ([`Error::OutOfOrder`]) before [`prepare`](Self::prepare) and once all `nt`
+    /// steps have run. A user's own time loop, here one that stops as soon as the wave
+    /// reaches a point, gives the same wavefield as [`run`](Self::run):
+    ///
+    /// ```
+    /// use ppstencil::{Serial, WaveConfig, WaveSimulator};
+    /// let config = WaveConfig {
+    ///     nz: 40, nx: 40, nt: 100, dt: 0.001, dh: 10.0, src_z: 20, src_x: 20,
+    ///     fpeak: 20.0, vmin: 2000.0, layers: vec![], ..WaveConfig::paper()
+    /// };
+    /// let mut sim = WaveSimulator::<Serial, f64>::with_config(Serial, config);
+    /// sim.prepare()?;
+    /// let mut arrival = None;
+    /// while sim.steps_done() < sim.time_steps() {
+    ///     let it = sim.step()?;
+    ///     let p = sim.wavefield_host()?;
+    ///     if p[(20, 30)].abs() > 1e-3 {
+    ///         arrival = Some(it);
+    ///         break;
+    ///     }
+    /// }
+    /// let stats = sim.finish()?;
+    /// let it = arrival.expect("the wave arrives");
+    /// assert_eq!(stats.steps, it + 1);
+    /// assert!(it > 0 && it < 100);
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
+    pub fn step(&mut self) -> Result<usize> {
+        let space = &self.space;
+        let Some(run) = self.run.as_mut() else {
+            return Err(Error::OutOfOrder {
+                call: "WaveSimulator::step",
+                problem: "no run is prepared".into(),
+                fix: "call prepare() first (run() does both)",
+            });
+        };
+        let c = &run.config;
+        let it = run.done;
+        let Some(&w) = run.wavelet.get(it) else {
+            return Err(Error::OutOfOrder {
+                call: "WaveSimulator::step",
+                problem: format!("all nt = {} time steps have run", c.nt),
+                fix: "call finish() for the results, or prepare() to start over",
+            });
+        };
+        let (p, pold, pnew) = (&mut run.p, &mut run.pold, &mut run.pnew);
+        if c.source_mode == SourceMode::Set {
+            add_source(space, p, w, c.src_z, c.src_x)?;
+        }
+        match &mut run.work {
+            StepFields::Split { pxx, pzz } => {
+                let v = self.velocity.as_ref().or(run.layered.as_ref());
+                let v =
+                    v.ok_or_else(|| Error::invalid(Param::Velocity, "none", "no velocity model"))?;
+                fd_pzz(space, pzz, p)?;
+                fd_pxx(space, pxx, p)?;
+                fd_time(space, pnew, p, pold, v, pxx, pzz, run.dtdh2)?;
+            }
+            StepFields::Fused { kv2 } => {
+                fd_step_of_order(space, c.space_order, pnew, p, pold, kv2)?
+            }
+        }
+        if c.source_mode == SourceMode::Add {
+            inject_source(space, pnew, w, c.src_z, c.src_x)?;
+        }
+        if let Some(eta) = &run.eta {
+            // Only the layer: the top and bottom strips, then the sides between them.
+            let (w, nz, nx) = (c.absorb, c.nz, c.nx);
+            for (rows, cols) in [
+                (0..w, 0..nx),
+                (nz - w..nz, 0..nx),
+                (w..nz - w, 0..w),
+                (w..nz - w, nx - w..nx),
+            ] {
+                launch_in::<FdAbsorb, E, T>(
+                    space,
+                    rows,
+                    cols,
+                    &mut [&mut *pnew],
+                    &[pold, eta],
+                    &[],
+                )?;
+            }
+        }
+        pold.swap(p);
+        p.swap(pnew);
+        let nrec = run.receivers.len();
+        if nrec > 0 {
+            let row = &mut run.traces[it * nrec..(it + 1) * nrec];
+            sample_receivers(p, &run.receivers, row, &mut run.scratch)?;
+        }
+        run.done = it + 1;
+        Ok(it)
+    }
+
+    /// Time steps run since [`prepare`](Self::prepare) (0 when no run is prepared).
+    pub fn steps_done(&self) -> usize {
+        self.run.as_ref().map_or(0, |r| r.done)
+    }
+
+    /// Ends the prepared run: waits for the space, keeps the final wavefield (see
+    /// [`wavefield`](Self::wavefield)) and the receivers' traces of the steps run (see
+    /// [`seismogram`](Self::seismogram)), and returns the timing since
+    /// [`prepare`](Self::prepare). Usually called after all `nt` steps; called earlier, the
+    /// results cover the steps run. An error ([`Error::OutOfOrder`]) when no run is prepared.
+    pub fn finish(&mut self) -> Result<RunStats> {
+        let Some(run) = self.run.take() else {
+            return Err(Error::OutOfOrder {
+                call: "WaveSimulator::finish",
+                problem: "no run is prepared".into(),
+                fix: "call prepare() and step() first (run() does all three)",
+            });
+        };
+        self.space.synchronize()?;
+        let wall = run.start.elapsed();
+        let c = run.config;
+        let nrec = run.receivers.len();
+        let mut data = run.traces;
+        data.truncate(run.done * nrec);
+        self.wavefield = Some(run.p);
+        self.seismogram = Some(Seismogram {
+            nt: run.done,
+            nrec,
+            dt: c.dt,
+            positions: c.receivers,
+            data,
+        });
+        let points = (c.nz * c.nx) as f64 * run.done as f64;
+        Ok(RunStats {
+            steps: run.done,
+            wall,
+            mpoints_per_s: points / wall.as_secs_f64().max(1e-12) / 1e6,
+        })
+    }
+
+    /// The traces recorded at the receivers by the last finished run (`nt × nrec`; `nrec`
+    /// is 0 without receivers), or `None` before the first run and while one is prepared.
+    pub fn seismogram(&self) -> Option<&Seismogram<T>> {
+        self.seismogram.as_ref()
+    }
+
+    /// The pressure field in `E`'s memory space: while a run is prepared, the field after
+    /// the last [`step`](Self::step) (zero before the first); after a finished run, its final
+    /// field; `None` before any run.
+    pub fn wavefield(&self) -> Option<&ScalarField<E::Memory, T>> {
+        match &self.run {
+            Some(run) => Some(&run.p),
+            None => self.wavefield.as_ref(),
+        }
+    }
+
+    /// The pressure one step before [`wavefield`](Self::wavefield), while a run is prepared
+    /// (the leapfrog scheme's second time level); `None` otherwise.
+    pub fn previous_wavefield(&self) -> Option<&ScalarField<E::Memory, T>> {
+        self.run.as_ref().map(|run| &run.pold)
+    }
+
+    /// Copies the pressure field (see [`wavefield`](Self::wavefield)) to the host.
+    pub fn wavefield_host(&self) -> Result<HostField<T>> {
+        match self.wavefield() {
+            Some(p) => p.to_host(),
+            None => Err(Error::OutOfOrder {
+                call: "WaveSimulator::wavefield_host",
+                problem: "there is no wavefield yet".into(),
+                fix: "call run() (or prepare() and step()) first",
+            }),
+        }
+    }
+
+    /// The velocity model (the one given to [`set_velocity`](Self::set_velocity), else the
+    /// layered model), on the host.
+    pub fn velocity_host(&self) -> Result<HostField<T>> {
+        match &self.velocity {
+            Some(v) => v.to_host(),
+            None => self.config.velocity_model(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Rayon, Serial};
+
+    fn small(kernels: StepKernels) -> WaveConfig {
+        WaveConfig {
+            nz: 60,
+            nx: 70,
+            nt: 120,
+            dt: 0.0005,
+            dh: 5.0,
+            src_z: 20,
+            src_x: 35,
+            fpeak: 25.0,
+            vmin: 2000.0,
+            layers: vec![Layer {
+                z0: 40,
+                z1: 60,
+                velocity: 3500.0,
+            }],
+            kernels,
+            ..WaveConfig::paper()
+        }
+    }
+
+    #[test]
+    fn fused_and_split_steps_are_bit_identical() {
+        let mut split = WaveSimulator::<Serial>::with_config(Serial, small(StepKernels::Split));
+        let mut fused =
+            WaveSimulator::<Rayon>::with_config(Rayon::new(), small(StepKernels::Fused));
+        split.run().expect("split runs");
+        fused.run().expect("fused runs");
+        let a = split.wavefield_host().expect("copy");
+        let b = fused.wavefield_host().expect("copy");
+        assert!(a.max_abs() > 1e-3, "the wave must have propagated");
+        assert_eq!(a.as_slice(), b.as_slice());
+    }
+
+    #[test]
+    fn bad_parameters_are_errors_naming_the_value() {
+        let check = |f: &dyn Fn(&mut WaveConfig), needle: &str| {
+            let mut c = small(StepKernels::Fused);
+            f(&mut c);
+            let e = c.validate().expect_err("must be rejected").to_string();
+            assert!(e.contains(needle), "`{e}` should mention `{needle}`");
+        };
+        check(&|c| c.nz = 4, "nz = 4");
+        check(&|c| c.nt = 0, "nt = 0");
+        check(&|c| c.dt = -1.0, "dt = -1");
+        check(&|c| c.dh = f64::NAN, "dh = NaN");
+        check(&|c| c.src_z = 1, "inside the order-4 border");
+        check(&|c| c.src_x = 68, "src_x = 68");
+        check(&|c| c.layers[0].z1 = 61, "Z1 <= nz");
+        check(&|c| c.layers[0].z0 = 60, "Z0 must be smaller");
+        check(&|c| c.layers[0].velocity = 0.0, "greater than 0");
+        check(&|c| c.dt = 0.01, "use dt <= 8.7");
+        // Beyond the paper: each bad input is an error before any step runs.
+        for bad in [0, 1, 3, 5, 15, 17, 18] {
+            check(
+                &move |c| c.space_order = bad,
+                &format!("space order = {bad}"),
+            );
+        }
+        check(
+            &|c| {
+                c.kernels = StepKernels::Split;
+                c.space_order = 6;
+            },
+            "split kernels",
+        );
+        check(
+            &|c| {
+                c.kernels = StepKernels::Fused;
+                c.space_order = 16;
+                c.src_z = 7;
+            },
+            "order-16 border of 8 cells: 8 <= src_z < 52",
+        );
+        check(&|c| c.absorb = 30, "absorb = 30");
+        check(&|c| c.absorb = 30, "absorb <= 29");
+        check(
+            &|c| c.receivers = vec![(10, 10), (60, 3)],
+            "receiver = (60, 3)",
+        );
+        check(&|c| c.receivers = vec![(3, 70)], "0 <= x < 70");
+        check(&|c| c.snapshot_every = Some(0), "snapshot interval = 0");
+        check(&|c| c.source_delay = Some(-1.0), "source delay = -1");
+        check(
+            &|c| c.source_delay = Some(f64::INFINITY),
+            "source delay = inf",
+        );
+        check(
+            &|c| {
+                c.velocity = Some(VelocityModel::new(2, 2, vec![1.0; 4]).expect("valid"));
+            },
+            "velocity model = 2 x 2",
+        );
+        check(
+            &|c| {
+                c.kernels = StepKernels::Fused;
+                c.space_order = 16;
+                c.dt = 0.00145;
+            },
+            "of the order-16 scheme",
+        );
+    }
+
+    /// A user's time loop of `prepare`, `step` and `finish` against `run()`, on the same
+    /// space: the same wavefield and seismogram bit for bit, step indices `0..nt`, and
+    /// out-of-order calls are errors that say what to call.
+    fn user_loop_equals_run<E: ExecutionSpace<Memory = crate::MemSpaceHost> + Clone>(space: E) {
+        for kernels in [StepKernels::Split, StepKernels::Fused] {
+            let config = WaveConfig {
+                absorb: if kernels == StepKernels::Fused { 8 } else { 0 },
+                receivers: vec![(20, 10), (30, 50)],
+                ..small(kernels)
+            };
+            let mut whole = WaveSimulator::<E>::with_config(space.clone(), config.clone());
+            let stats = whole.run().expect("run");
+            let mut user = WaveSimulator::<E>::with_config(space.clone(), config.clone());
+            let e = user.step().expect_err("step before prepare").to_string();
+            assert!(
+                e.contains("no run is prepared") && e.contains("prepare()"),
+                "{e}"
+            );
+            assert!(user.finish().is_err());
+            user.prepare().expect("prepare");
+            assert_eq!(user.wavefield_host().expect("zero field").max_abs(), 0.0);
+            let mut indices = Vec::new();
+            while user.steps_done() < config.nt {
+                indices.push(user.step().expect("step"));
+                // The previous level is the last step's wavefield.
+                assert!(user.previous_wavefield().is_some());
+            }
+            assert_eq!(indices, (0..config.nt).collect::<Vec<_>>());
+            let e = user.step().expect_err("step past nt").to_string();
+            assert!(e.contains("all nt = 120 time steps have run"), "{e}");
+            let mine = user.finish().expect("finish");
+            assert_eq!((mine.steps, stats.steps), (config.nt, config.nt));
+            let (a, b) = (
+                whole.wavefield_host().unwrap(),
+                user.wavefield_host().unwrap(),
+            );
+            assert!(a.max_abs() > 1e-3, "the wave must have propagated");
+            assert!(a
+                .as_slice()
+                .iter()
+                .zip(b.as_slice())
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
+            let (sa, sb) = (whole.seismogram().unwrap(), user.seismogram().unwrap());
+            assert_eq!((sa.nt, sa.nrec), (sb.nt, sb.nrec));
+            assert!(sa
+                .data
+                .iter()
+                .zip(&sb.data)
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
+            assert!(user.previous_wavefield().is_none());
+        }
+    }
+
+    #[test]
+    fn a_user_time_loop_equals_run_serial() {
+        user_loop_equals_run(Serial);
+    }
+
+    #[test]
+    fn a_user_time_loop_equals_run_rayon() {
+        user_loop_equals_run(Rayon::with_threads(2).unwrap());
+    }
+
+    /// Stopping early: `finish` after 30 of 120 steps keeps 30 steps of traces, and equals a
+    /// run of `nt = 30` (the wavelet's first 30 samples do not depend on `nt`).
+    #[test]
+    fn finishing_early_equals_a_shorter_run() {
+        let config = WaveConfig {
+            receivers: vec![(20, 10)],
+            ..small(StepKernels::Fused)
+        };
+        let mut user = WaveSimulator::<Serial>::with_config(Serial, config.clone());
+        user.prepare().unwrap();
+        for _ in 0..30 {
+            user.step().unwrap();
+        }
+        assert_eq!(user.finish().unwrap().steps, 30);
+        let mut short =
+            WaveSimulator::<Serial>::with_config(Serial, WaveConfig { nt: 30, ..config });
+        short.run().unwrap();
+        assert_eq!(user.seismogram().unwrap().nt, 30);
+        assert_eq!(
+            user.seismogram().unwrap().data,
+            short.seismogram().unwrap().data
+        );
+        assert_eq!(
+            user.wavefield_host().unwrap().as_slice(),
+            short.wavefield_host().unwrap().as_slice()
+        );
+    }
+
+    /// Each invalid parameter is reported as its typed [`Param`], with no command-line flag
+    /// in the words.
+    #[test]
+    fn bad_parameters_carry_their_typed_param() {
+        use crate::Param;
+        type Mutation = Box<dyn Fn(&mut WaveConfig)>;
+        let cases: Vec<(Mutation, Param)> = vec![
+            (Box::new(|c| c.nz = 4), Param::Nz),
+            (Box::new(|c| c.nx = 4), Param::Nx),
+            (Box::new(|c| c.nt = 0), Param::Nt),
+            (Box::new(|c| c.dt = 0.01), Param::TimeStep),
+            (Box::new(|c| c.dh = 0.0), Param::SpaceStep),
+            (Box::new(|c| c.fpeak = -1.0), Param::PeakFrequency),
+            (Box::new(|c| c.vmin = 0.0), Param::Vmin),
+            (Box::new(|c| c.src_z = 1), Param::SourceZ),
+            (Box::new(|c| c.src_x = 69), Param::SourceX),
+            (Box::new(|c| c.space_order = 5), Param::SpaceOrder),
+            (Box::new(|c| c.absorb = 30), Param::Absorb),
+            (
+                Box::new(|c| c.source_delay = Some(-1.0)),
+                Param::SourceDelay,
+            ),
+            (
+                Box::new(|c| c.snapshot_every = Some(0)),
+                Param::SnapshotEvery,
+            ),
+            (Box::new(|c| c.receivers = vec![(60, 0)]), Param::Receiver),
+            (Box::new(|c| c.layers[0].z0 = 60), Param::Layer),
+        ];
+        for (bad, want) in cases {
+            let mut c = small(StepKernels::Fused);
+            bad(&mut c);
+            match c.validate() {
+                Err(Error::InvalidParameter { param, valid, .. }) => {
+                    assert_eq!(param, want, "{valid}");
+                    assert!(!valid.contains("--"), "no flags in library words: {valid}");
+                }
+                other => panic!("{want:?}: expected an invalid parameter, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bad_velocity_models_are_rejected_when_made() {
+        for (bad, needle) in [
+            (f64::NAN, "velocity = NaN"),
+            (f64::INFINITY, "velocity = inf"),
+            (0.0, "velocity = 0"),
+            (-1500.0, "velocity = -1500"),
+        ] {
+            let mut values = vec![2000.0; 12];
+            values[7] = bad;
+            let e = VelocityModel::new(3, 4, values)
+                .expect_err("must be rejected")
+                .to_string();
+            assert!(e.contains(needle) && e.contains("row 1, column 3"), "{e}");
+        }
+        let e = VelocityModel::new(3, 4, vec![1.0; 11]).expect_err("wrong length");
+        assert!(e.to_string().contains("11 values"), "{e}");
+    }
+}
