@@ -217,17 +217,21 @@ pub enum Expr {
 }
 
 impl Expr {
-    /// Visits every sub-expression, parents before children.
+    /// Visits every sub-expression, parents before children, left before right. Iterative:
+    /// long chains such as a sum of 10,000 terms need no stack depth.
     pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
-        f(self);
-        match self {
-            Expr::Neg(a) => a.walk(f),
-            Expr::Binary(_, a, b) => {
-                a.walk(f);
-                b.walk(f);
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            f(e);
+            match e {
+                Expr::Neg(a) => stack.push(a),
+                Expr::Binary(_, a, b) => {
+                    stack.push(b);
+                    stack.push(a);
+                }
+                Expr::Call(_, args) => stack.extend(args.iter().rev()),
+                Expr::Lit(_) | Expr::Scalar(_) | Expr::Local(_) | Expr::Read { .. } => {}
             }
-            Expr::Call(_, args) => args.iter().for_each(|a| a.walk(f)),
-            Expr::Lit(_) | Expr::Scalar(_) | Expr::Local(_) | Expr::Read { .. } => {}
         }
     }
 
