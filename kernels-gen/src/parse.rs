@@ -1321,4 +1321,169 @@ mod tests {
         assert!(err("fn f(o: out, o: in) { o[0,0] = 1.0; }").contains("twice"));
         assert!(err("").contains("empty"));
     }
+
+    /// The (line, column) of an error's span, for checking where it points.
+    fn at(src: &str) -> (usize, usize) {
+        let e = parse_str(src).expect_err("must fail");
+        let start = e.span().start();
+        (start.line, start.column)
+    }
+
+    #[test]
+    fn constants_folding_to_inf_or_nan_are_errors_at_their_span() {
+        let src = "fn f(o: out, p: in) { o[0, 0] = 1.0 / 0.0 * p[0, 0]; }";
+        let e = err(src);
+        assert!(e.contains("gives inf") && e.contains("division"), "{e}");
+        assert_eq!(at(src), (1, src.find('/').unwrap()));
+        let src = "fn f(o: out, p: in) { o[0, 0] = p[0, 0] * sqrt(-1.0); }";
+        assert!(err(src).contains("gives NaN"), "{}", err(src));
+        assert_eq!(at(src), (1, src.find("sqrt").unwrap()));
+        assert!(err("fn f(o: out) { o[0, 0] = 1e400; }").contains("`1e400` gives inf"));
+        assert!(err("fn f(o: out) { o[0, 0] = 0.0 - 1e308 * 10.0; }").contains("`*` gives inf"));
+        // Finite in f64 but not in f32, for which every stencil is also generated.
+        let e = err("fn f(o: out, p: in) { o[0, 0] = 1e300 * p[0, 0]; }");
+        assert!(e.contains("does not fit in f32"), "{e}");
+        // Large intermediate values that fold back into range are fine.
+        let s = one("fn f(o: out, p: in) { o[0, 0] = 1e300 / 1e299 * p[0, 0]; }");
+        assert!(
+            matches!(&s.body[0], Stmt::Assign { value: Expr::Binary(_, l, _), .. } if **l == Expr::Lit(10.0))
+        );
+    }
+
+    #[test]
+    fn raw_identifiers_keywords_and_unsafe_names_are_refused_with_the_reason() {
+        let e = err("fn f(r#type: out) { r#type[0, 0] = 1.0; }");
+        assert!(
+            e.contains("raw identifiers are not supported") && e.contains("`type_`"),
+            "{e}"
+        );
+        assert!(err("fn f(o: out) { let r#fn = 1.0; o[0, 0] = r#fn; }").contains("raw identifiers"));
+        assert!(err("fn f(self: out) { self[0, 0] = 1.0; }").contains("Rust keyword"));
+        assert!(err("fn f(o: out, in: in) { o[0, 0] = in[0, 0]; }").contains("Rust keyword"));
+        assert!(err("fn r#type(o: out) { o[0, 0] = 1.0; }").contains("raw identifiers"));
+        for name in ["Ok", "None", "NULL", "FdPxx", "_Ok"] {
+            let e = err(&format!(
+                "fn f(o: out) {{ let {name} = 1.0; o[0, 0] = {name}; }}"
+            ));
+            assert!(e.contains("start with a lowercase letter"), "{name}: {e}");
+        }
+        assert!(err("fn f(o: out, space: real) { o[0, 0] = space; }").contains("generated code"));
+        assert!(err("fn f(o: out, grid: in) { o[0, 0] = grid[0, 0]; }").contains("generated code"));
+        assert!(err("fn f(o: out, p__q: in) { o[0, 0] = p__q[0, 0]; }").contains("`__`"));
+        assert!(err("fn f(_: out) { }").contains("`_` cannot name"));
+        // C words, CUDA built-ins and C macros are fine: the C backends rename every user name.
+        one("fn f(sqrt: out, blockDim: in, null: real) { let int = blockDim[0, 0]; sqrt[0, 0] = int * null; }");
+        // Index parameters only meet the launch function's names.
+        one("#[at(iz, ix)] fn f(p: inout, v: real, iz: index, ix: index) { p[0, 0] = v; }");
+    }
+
+    #[test]
+    fn stencil_names_are_snake_case_and_give_distinct_marker_types() {
+        let e = err("fn FooBar(o: out) { o[0, 0] = 1.0; }");
+        assert!(e.contains("snake_case") && e.contains("`foo_bar`"), "{e}");
+        assert!(err("fn foo_(o: out) { o[0, 0] = 1.0; }").contains("snake_case"));
+        let e =
+            err("fn fd_step4(o: out) { o[0, 0] = 1.0; } fn fd_step_4(o: out) { o[0, 0] = 2.0; }");
+        assert!(
+            e.contains("`fd_step4` and `fd_step_4` would both generate the marker type `FdStep4`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn doc_comments_are_split_into_lines() {
+        let s = one("#[doc = \"first\\n#define x 1\\rthird\"] fn f(o: out) { o[0, 0] = 1.0; }");
+        assert_eq!(s.doc, ["first", "#define x 1", "third"]);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = |open: &str, close: &str| {
+            format!(
+                "fn f(o: out, p: in) {{ o[0, 0] = {}p[0, 0]{}; }}",
+                open.repeat(2000),
+                close.repeat(2000)
+            )
+        };
+        for src in [
+            deep("(", ")"),
+            deep("-", ""),
+            deep("sqrt(", ")"),
+            deep("- (", ")"),
+        ] {
+            let e = err(&src);
+            assert!(e.contains(&format!("at most {MAX_NESTING} levels")), "{e}");
+        }
+        // At the limit it still works.
+        let ok = format!(
+            "fn f(o: out, p: in) {{ o[0, 0] = {}p[0, 0]{}; }}",
+            "(".repeat(MAX_NESTING),
+            ")".repeat(MAX_NESTING)
+        );
+        one(&ok);
+    }
+
+    #[test]
+    fn a_flat_sum_of_20000_terms_is_parsed_and_emitted_in_linear_time() {
+        let terms: Vec<String> = (0..20_000)
+            .map(|k| format!("{}.0 * p[0, {}]", k % 7 + 1, k % 5))
+            .collect();
+        let src = format!("fn f(o: out, p: in) {{ o[0, 0] = {}; }}", terms.join(" + "));
+        let start = std::time::Instant::now();
+        let s = one(&src);
+        assert_eq!(s.flops_per_point(), 2 * 20_000 - 1);
+        let c = crate::emit::c::emit(&s, crate::emit::c::Dialect::Cuda);
+        let dsl = crate::emit::dsl::print(&s);
+        let rust = crate::emit::rust::host_source(&s, "serial");
+        let tokens = crate::emit::rust::emit_stencil(&s, &dsl, &[]);
+        // Each output grows linearly: a few dozen bytes per term.
+        for (what, len) in [("C", c.len()), ("DSL", dsl.len()), ("Rust", rust.len())] {
+            assert!(len < 2 * 40 * 20_000 + 20_000, "{what}: {len} bytes");
+        }
+        assert!(!tokens.is_empty());
+        // Quadratic work took 11 s for 10,000 terms (44 s for these 20,000); linear work
+        // takes well under a second. The bound is generous for slow, shared machines.
+        let took = start.elapsed();
+        assert!(took.as_secs() < 15, "took {took:?}");
+    }
+
+    #[test]
+    fn rust_habits_get_the_dsl_way_to_write_them() {
+        let f = |body: &str| err(&format!("fn f(o: out, p: in) {{ o[0, 0] = {body}; }}"));
+        let e = f("d2x(d2x(p, 2), 2)");
+        assert!(
+            e.contains("derivatives do not nest") && e.contains("second"),
+            "{e}"
+        );
+        assert!(!e.contains("add `d2x: in`"), "{e}");
+        let e = f("p[0, 0].sqrt()");
+        assert!(e.contains("write `sqrt(x)` instead of `x.sqrt()`"), "{e}");
+        let e = f("(p[0, 0] + 1.0).exp()");
+        assert!(e.contains("write `exp(x)`"), "{e}");
+        let e = f("p[0, 0].tanh()");
+        assert!(
+            e.contains("method calls are not part of the DSL") && e.contains("sqrt, abs"),
+            "{e}"
+        );
+        let e = f("p[0, 0] ^ 2");
+        assert!(
+            e.contains("`^` is not a power") && e.contains("`x * x`"),
+            "{e}"
+        );
+        let e = f("p[0, 0] ** 2.0");
+        assert!(e.contains("`**` is not a power"), "{e}");
+        let e = f("p[0, 0] % 2.0");
+        assert!(e.contains("`%` (remainder) is not supported"), "{e}");
+        let e = f("max(p[0, 0] % 2.0, 1.0)");
+        assert!(e.contains("`%` (remainder)"), "{e}");
+        let e = f("if p[0, 0] > 0.0 { 1.0 } else { 2.0 }");
+        assert!(e.contains("no branches") && e.contains("max(a, b)"), "{e}");
+        let e = err("fn f(o: out, p: in) { if true { o[0, 0] = 1.0; } }");
+        assert!(
+            e.contains("no branches") && !e.contains("add `if: out`"),
+            "{e}"
+        );
+        let e = f("p[0, 0] > 0.0");
+        assert!(e.contains("comparisons"), "{e}");
+    }
 }
