@@ -16,7 +16,7 @@
 //! DERIV     := "d2x" | "d2z" | "laplacian"
 //! ```
 //!
-//! `d2x(p, N)`, `d2z(p, N)` and `laplacian(p, N)` (even `N` from 2 to 16) expand here into
+//! `d2x(p, N)`, `d2z(p, N)` and `laplacian(p, N)` (`N` one of [`crate::fd::SPACE_ORDERS`]) expand here into
 //! weighted sums of taps of `p`, with Fornberg's weights from [`crate::fd`]; the IR has no
 //! derivative node, so radius, halo, domain, bytes and flops follow from the taps.
 //!
@@ -954,7 +954,7 @@ fn parse_call(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<
 }
 
 /// `d2x(p, N)`, `d2z(p, N)`, `laplacian(p, N)`: second derivatives of field `p` of even
-/// order `N` (2 to 16), unscaled by `dh²`, as weighted sums of taps with Fornberg's weights
+/// order `N` ([`crate::fd::SPACE_ORDERS`]), unscaled by `dh²`, as weighted sums of taps with Fornberg's weights
 /// ([`crate::fd`]). `d2x` runs along columns (`p[0, k]`), `d2z` along rows (`p[k, 0]`), and
 /// `laplacian` is `d2x + d2z`. Taps go from `-N/2` to `N/2`; a negative weight after the
 /// first tap becomes a subtraction, so `d2x(p, 4)` is exactly the paper's
@@ -1252,7 +1252,7 @@ mod tests {
 
     #[test]
     fn derivative_radius_flops_follow_the_order() {
-        for order in (2..=16).step_by(2) {
+        for order in crate::fd::SPACE_ORDERS.map(|o| o as usize) {
             let s = one(&format!(
                 "fn f(o: out, p: in, q: in, k: real) {{ o[0, 0] = 2.0 * p[0, 0] - q[0, 0] + k * d2x(p, {order}); }}"
             ));
