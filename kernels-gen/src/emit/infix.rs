@@ -109,7 +109,7 @@ pub fn print(syntax: &impl Syntax, e: &Expr, out: &mut String) {
     }
 }
 
-/// [`print`] into a new string.
+/// [`print()`] into a new string.
 pub fn to_string(syntax: &impl Syntax, e: &Expr) -> String {
     let mut out = String::new();
     print(syntax, e, &mut out);
