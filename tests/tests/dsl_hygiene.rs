@@ -37,6 +37,21 @@ stencil! {
         let assert = blockDim[0, -1] + p[1, 0];
         sqrt[0, 0] = int * null + assert;
     }
+
+    /// Rust std and runtime vocabulary as names; fields next to their tap-shaped twins.
+    pub fn vocabulary(int: inout, x: in, x_0_1: in, x_m1_0: in, f64: real, usize: real) {
+        let drop = x[0, 1] - x_0_1[0, 0];
+        let std = max(x_m1_0[0, 0], x[-1, 0]) * f64;
+        let ppstencil = sqrt(abs(drop)) + usize;
+        int[0, 0] = int[0, 0] * 0.5 + std - ppstencil;
+    }
+
+    /// Names of methods and functions the generated code calls.
+    pub fn methods(lit: out, len: out, clone: in, rayon: real) {
+        let vec = clone[0, 0] * rayon;
+        lit[0, 0] = vec + clone[0, -1];
+        len[0, 0] = vec - clone[0, 1];
+    }
 }
 
 fn shim() -> PathBuf {
@@ -165,6 +180,59 @@ fn adversarial_names_compile_through_the_macro_and_compute_the_hand_loop() {
         let got: Vec<f64> = out.lines().map(|l| l.parse().expect("number")).collect();
         assert_eq!(got, serial.as_slice(), "{backend} emulation vs serial");
     }
+}
+
+/// `f(at)` at every interior point at distance `r`, zero elsewhere; `at(field, dz, dx)`.
+fn hand_loop(
+    r: usize,
+    f: impl Fn(&dyn Fn(&HostField<f64>, isize, isize) -> f64) -> f64,
+) -> Vec<f64> {
+    let mut out = vec![0.0; NZ * NX];
+    for iz in r..NZ - r {
+        for ix in r..NX - r {
+            let at = |g: &HostField<f64>, dz: isize, dx: isize| {
+                g[((iz as isize + dz) as usize, (ix as isize + dx) as usize)]
+            };
+            out[iz * NX + ix] = f(&at);
+        }
+    }
+    out
+}
+
+#[test]
+fn rust_vocabulary_as_names_computes_the_hand_loop() {
+    let (x, x01, xm10, int0) = (field(4), field(5), field(6), field(7));
+    let (f64_, usize_) = (1.5, -0.25);
+    let want = hand_loop(1, |at| {
+        let drop = at(&x, 0, 1) - at(&x01, 0, 0);
+        let std = at(&xm10, 0, 0).max(at(&x, -1, 0)) * f64_;
+        let ppstencil = drop.abs().sqrt() + usize_;
+        at(&int0, 0, 0) * 0.5 + std - ppstencil
+    });
+    // `int` is updated in place: the border keeps its old values.
+    let mut want_int = int0.as_slice().to_vec();
+    for (q, w) in want.iter().enumerate() {
+        let (iz, ix) = (q / NX, q % NX);
+        if (1..NZ - 1).contains(&iz) && (1..NX - 1).contains(&ix) {
+            want_int[q] = *w;
+        }
+    }
+    let mut serial = field(7);
+    vocabulary(&Serial, &mut serial, &x, &x01, &xm10, f64_, usize_).expect("serial");
+    assert_eq!(serial.as_slice(), &want_int[..], "serial vs hand loop");
+    let mut par = field(7);
+    vocabulary(&Rayon::new(), &mut par, &x, &x01, &xm10, f64_, usize_).expect("rayon");
+    assert_eq!(par.as_slice(), &want_int[..], "rayon vs hand loop");
+
+    let clone = field(8);
+    let rayon = 0.625;
+    let mut lit: HostField<f64> = ScalarField::new(NZ, NX).expect("field");
+    let mut len: HostField<f64> = ScalarField::new(NZ, NX).expect("field");
+    methods(&Serial, &mut lit, &mut len, &clone, rayon).expect("serial");
+    let want_lit = hand_loop(1, |at| at(&clone, 0, 0) * rayon + at(&clone, 0, -1));
+    let want_len = hand_loop(1, |at| at(&clone, 0, 0) * rayon - at(&clone, 0, 1));
+    assert_eq!(lit.as_slice(), &want_lit[..]);
+    assert_eq!(len.as_slice(), &want_len[..]);
 }
 
 fn list<T: std::fmt::Debug>(v: &[T]) -> String {
