@@ -80,9 +80,6 @@ impl Dialect {
     }
 }
 
-/// The element types every kernel is emitted for: `(suffix, C type)` (see [`abi`]).
-pub const ELEMENT_TYPES: [(&str, &str); 2] = abi::ELEMENT_TYPES;
-
 /// Every identifier the C emitter writes that is not a user name: the grid arguments, the
 /// thread's point, C keywords and types, CUDA/HIP built-ins and qualifiers, math functions
 /// and the header guard. User names are written as `name_` and never contain `__`, so none
@@ -145,11 +142,6 @@ pub const RESERVED: &[&str] = &[
 /// The C name of user name `name`: `name_`.
 pub fn user_name(name: &str) -> String {
     format!("{name}_")
-}
-
-/// The name of kernel `stencil` for element suffix `ty` (see [`abi::kernel_symbol`]).
-pub fn kernel_name(stencil: &str, ty: &str) -> String {
-    abi::kernel_symbol(stencil, ty)
 }
 
 /// A constant as a C literal of type `cty`, exactly the value `T::lit(v)` gives.
@@ -263,7 +255,7 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
     let _ = writeln!(
         k,
         "extern \"C\" __global__ void {}(\n    {})\n{{",
-        kernel_name(&s.name, ty),
+        abi::kernel_symbol(&s.name, ty),
         lines.join(",\n    ")
     );
     k.push_str("    const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
@@ -346,7 +338,7 @@ pub fn emit(s: &Stencil, dialect: Dialect) -> String {
         dialect.launch_api()
     );
     out.push_str(dialect.header());
-    for (ty, cty) in ELEMENT_TYPES {
+    for (ty, cty) in abi::ELEMENT_TYPES {
         out.push('\n');
         out.push_str(&emit_kernel(s, ty, cty));
     }
