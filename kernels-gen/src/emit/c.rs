@@ -15,7 +15,11 @@
 //! Every user name (field, scalar, local) is written with a trailing `_` (`p` → `p_`). User
 //! names never contain `__`, so no user name can meet a name the generator writes
 //! ([`RESERVED`]: the grid and loop variables, C keywords, CUDA/HIP built-ins, math functions),
-//! a C or CUDA/HIP macro (`NULL_`, `min_` are not macros), or another user name.
+//! a C or CUDA/HIP macro (`assert_`, `min_` are not macros), or another user name. Doc lines
+//! become `//` comment lines (the parser splits them at line breaks; a trailing `\` is dropped
+//! so no comment continues onto the next line).
+//!
+//! # Launch
 //!
 //! The launch is a 2D thread grid: `x` runs along columns (coalesced), `y` along rows. Each
 //! thread computes at most one point and returns when it lies outside `z0..z1 × x0..x1`, so any
