@@ -23,6 +23,18 @@ pub const MIN_ORDER: u64 = 2;
 /// Largest space order the DSL accepts.
 pub const MAX_ORDER: u64 = 16;
 
+/// Every space order the DSL accepts, ascending: the even orders from [`MIN_ORDER`] to
+/// [`MAX_ORDER`] (the rule of [`check_order`], as a list for code generated per order).
+pub const SPACE_ORDERS: [u64; ((MAX_ORDER - MIN_ORDER) / 2 + 1) as usize] = {
+    let mut orders = [0; ((MAX_ORDER - MIN_ORDER) / 2 + 1) as usize];
+    let mut k = 0;
+    while k < orders.len() {
+        orders[k] = MIN_ORDER + 2 * k as u64;
+        k += 1;
+    }
+    orders
+};
+
 /// An exact fraction `num / den` with `den > 0`, always in lowest terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ratio {
@@ -315,7 +327,7 @@ mod tests {
 
     #[test]
     fn every_order_matches_the_closed_form_without_overflow() {
-        for order in (2..=16).step_by(2) {
+        for order in SPACE_ORDERS {
             let w = central_second_derivative(order).expect("no overflow up to order 16");
             assert_eq!(w, closed_form(order), "order {order}");
             // Consistency: Σ w = 0 (constants) and Σ k² w = 1 (x²/2 has f'' = 1).
@@ -363,6 +375,13 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(sum, Ratio::int(6));
+    }
+
+    #[test]
+    fn space_orders_are_exactly_the_orders_check_order_accepts() {
+        let accepted: Vec<u64> = (0..=100).filter(|&o| check_order(o).is_ok()).collect();
+        assert_eq!(accepted, SPACE_ORDERS);
+        assert_eq!(SPACE_ORDERS, [2, 4, 6, 8, 10, 12, 14, 16]);
     }
 
     #[test]

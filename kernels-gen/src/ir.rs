@@ -216,18 +216,45 @@ pub enum Expr {
     Call(Func, Vec<Expr>),
 }
 
-impl Expr {
-    /// Visits every sub-expression, parents before children.
-    pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
-        f(self);
-        match self {
-            Expr::Neg(a) => a.walk(f),
-            Expr::Binary(_, a, b) => {
-                a.walk(f);
-                b.walk(f);
+/// Dropping walks the tree with a loop: a sum of 100,000 terms (a left-nested chain that
+/// deep) is freed without deep recursion.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        fn take_children(e: &mut Expr, stack: &mut Vec<Expr>) {
+            match e {
+                Expr::Neg(a) => stack.push(std::mem::replace(&mut **a, Expr::Lit(0.0))),
+                Expr::Binary(_, a, b) => {
+                    stack.push(std::mem::replace(&mut **a, Expr::Lit(0.0)));
+                    stack.push(std::mem::replace(&mut **b, Expr::Lit(0.0)));
+                }
+                Expr::Call(_, args) => stack.append(args),
+                Expr::Lit(_) | Expr::Scalar(_) | Expr::Local(_) | Expr::Read { .. } => {}
             }
-            Expr::Call(_, args) => args.iter().for_each(|a| a.walk(f)),
-            Expr::Lit(_) | Expr::Scalar(_) | Expr::Local(_) | Expr::Read { .. } => {}
+        }
+        let mut stack = Vec::new();
+        take_children(self, &mut stack);
+        while let Some(mut e) = stack.pop() {
+            take_children(&mut e, &mut stack);
+        }
+    }
+}
+
+impl Expr {
+    /// Visits every sub-expression, parents before children, left before right. Iterative:
+    /// long chains such as a sum of 10,000 terms need no stack depth.
+    pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            f(e);
+            match e {
+                Expr::Neg(a) => stack.push(a),
+                Expr::Binary(_, a, b) => {
+                    stack.push(b);
+                    stack.push(a);
+                }
+                Expr::Call(_, args) => stack.extend(args.iter().rev()),
+                Expr::Lit(_) | Expr::Scalar(_) | Expr::Local(_) | Expr::Read { .. } => {}
+            }
         }
     }
 

@@ -16,13 +16,29 @@
 //! DERIV     := "d2x" | "d2z" | "laplacian"
 //! ```
 //!
-//! `d2x(p, N)`, `d2z(p, N)` and `laplacian(p, N)` (even `N` from 2 to 16) expand here into
+//! `d2x(p, N)`, `d2z(p, N)` and `laplacian(p, N)` (`N` one of [`crate::fd::SPACE_ORDERS`]) expand here into
 //! weighted sums of taps of `p`, with Fornberg's weights from [`crate::fd`]; the IR has no
 //! derivative node, so radius, halo, domain, bytes and flops follow from the taps.
 //!
 //! Every mistake is reported as a [`syn::Error`] at the span of the offending token, with a
-//! message that says what to write instead.
+//! message that says what to write instead; the parser never panics.
+//!
+//! # Limits and names
+//!
+//! - Expressions may nest (parentheses, unary minus, function and derivative calls) at most
+//!   [`MAX_NESTING`] levels deep; deeper input is an error, never a stack overflow. Sums and
+//!   products in a row (`a + b + c + ...`) are not nesting: they may be arbitrarily long and
+//!   every stage handles them in time linear in their length.
+//! - Constants must stay finite after folding (`1.0 / 0.0` is an error at the `/`) and fit
+//!   in `f32`, since every stencil is also generated for `f32`.
+//! - Names ([`check_name`]): ASCII, starting with a lowercase letter or `_`, no `__`, not a Rust
+//!   keyword, not a raw identifier (`r#type`), and not a name the generated Rust code uses
+//!   ([`crate::emit::rust::RESERVED`]). Stencil names are snake_case (`fd_pxx`), and the
+//!   stencils of one `stencil!` must give distinct marker types (`fd_step4` and `fd_step_4`
+//!   both give `FdStep4`). Doc comments are split into lines.
 
+use crate::emit::rust::{LAUNCH_RESERVED, RESERVED};
+use crate::fd::{MAX_ORDER, MIN_ORDER};
 use crate::ir::{Access, BinOp, Domain, Expr, Func, Param, ParamKind, Stencil, Stmt};
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
@@ -31,6 +47,11 @@ use syn::{bracketed, parenthesized, Ident, LitFloat, LitInt, Token};
 
 /// Number of dimensions the DSL accepts today.
 pub const NDIM: usize = 2;
+
+/// How deeply expressions may nest: parentheses, unary minus, and function or derivative
+/// calls each add a level. Real stencils use a handful; the limit keeps every recursive
+/// stage (this parser, the emitters, rustc and the C compilers) far from its stack limit.
+pub const MAX_NESTING: usize = 64;
 
 /// Parses the body of a `stencil!` invocation into stencils.
 pub fn parse_stencils(tokens: TokenStream) -> syn::Result<Vec<Stencil>> {
@@ -78,6 +99,20 @@ impl Parse for StencilFile {
                     ),
                 ));
             }
+            if let Some((other, _)) = stencils
+                .iter()
+                .find(|(o, _)| o.type_name() == stencil.type_name())
+            {
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "stencils `{}` and `{}` would both generate the marker type `{}`; rename one",
+                        other.name,
+                        stencil.name,
+                        stencil.type_name()
+                    ),
+                ));
+            }
             names.push(stencil.name.clone());
             stencils.push((stencil, span));
         }
@@ -97,6 +132,8 @@ struct Declared {
 struct Scope {
     params: Vec<Declared>,
     locals: Vec<String>,
+    /// Current expression nesting (see [`MAX_NESTING`]).
+    depth: usize,
 }
 
 impl Scope {
@@ -120,7 +157,8 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
         if name == "doc" {
             content.parse::<Token![=]>()?;
             let text: syn::LitStr = content.parse()?;
-            doc.push(text.value());
+            // One entry per line: no emitter's comment can be escaped by a line break.
+            doc.extend(text.value().split(['\n', '\r']).map(str::to_string));
         } else if name == "at" {
             let args;
             parenthesized!(args in content);
@@ -151,14 +189,16 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
         return Err(input.error("expected `fn name(params) { ... }` to start a stencil"));
     }
     input.parse::<Token![fn]>()?;
-    let name: Ident = input.parse()?;
+    let name: Ident = input.call(Ident::parse_any)?;
     let name_span = name.span();
+    check_name(&name, Role::Stencil)?;
 
     let params_content;
     parenthesized!(params_content in input);
     let mut scope = Scope {
         params: Vec::new(),
         locals: Vec::new(),
+        depth: 0,
     };
     while !params_content.is_empty() {
         let pname = params_content.call(Ident::parse_any)?;
@@ -188,15 +228,7 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
                 ))
             }
         };
-        // Index parameters only appear in the launch function's signature.
-        if kind != ParamKind::Index {
-            check_name(&pname)?;
-        } else if pname == "space" {
-            return Err(syn::Error::new(
-                pname.span(),
-                "`space` is reserved for the execution-space argument; choose another name",
-            ));
-        }
+        check_name(&pname, Role::Param(kind))?;
         if scope.param(&pname.to_string()).is_some() {
             return Err(syn::Error::new(
                 pname.span(),
@@ -311,9 +343,9 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
 fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
     if input.peek(Token![let]) {
         input.parse::<Token![let]>()?;
-        let name: Ident = input.parse()?;
+        let name: Ident = input.call(Ident::parse_any)?;
         let sname = name.to_string();
-        check_name(&name)?;
+        check_name(&name, Role::Local)?;
         if scope.param(&sname).is_some() || scope.local(&sname).is_some() {
             return Err(syn::Error::new(
                 name.span(),
@@ -321,7 +353,7 @@ fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
             ));
         }
         input.parse::<Token![=]>()?;
-        let value = parse_expr(input, scope)?;
+        let value = parse_statement_expr(input, scope)?;
         expect_semi(input)?;
         scope.locals.push(sname);
         return Ok(Stmt::Let {
@@ -337,6 +369,9 @@ fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
         )
     })?;
     let tname = target.to_string();
+    if let Some(e) = control_flow(&target) {
+        return Err(e);
+    }
     let field = match scope.param(&tname) {
         Some(i) => i,
         None if scope.local(&tname).is_some() => {
@@ -393,58 +428,175 @@ fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
         return Err(input.error(format!("expected `=` after `{tname}[0, 0]`")));
     }
     input.parse::<Token![=]>()?;
-    let value = parse_expr(input, scope)?;
+    let value = parse_statement_expr(input, scope)?;
     expect_semi(input)?;
     scope.params[field].written = true;
     Ok(Stmt::Assign { field, value })
 }
 
-/// Names the generated code uses for its own loop variables; a parameter or local may not
-/// take them, so every generated line can use plain, readable names.
-pub const RESERVED: &[&str] = &[
-    "E",
-    "T",
-    "base",
-    "chunk_rows",
-    "cols",
-    "domain",
-    "grid",
-    "i",
-    "ins",
-    "iz",
-    "mode",
-    "n",
-    "nx",
-    "outs",
-    "plan",
-    "prefetch",
-    "reals",
-    "row",
-    "space",
-    "task",
-    "task_len",
-    "z_first",
-    "z_task",
+/// Rust's strict and reserved keywords (2015–2024 editions): names the generated Rust code
+/// could not use.
+pub const RUST_KEYWORDS: &[&str] = &[
+    "Self", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue",
+    "crate", "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if",
+    "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub",
+    "ref", "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+    "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
 
-fn check_name(id: &Ident) -> syn::Result<()> {
+/// What a checked name is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The stencil's name (a Rust function, a marker type, a GPU kernel symbol).
+    Stencil,
+    /// A parameter of the given kind.
+    Param(ParamKind),
+    /// A `let` local.
+    Local,
+}
+
+/// Checks a user name for `role`; the error says why the name cannot be used and what to
+/// write instead. See the module documentation for the rules.
+pub fn check_name(id: &Ident, role: Role) -> syn::Result<()> {
     let name = id.to_string();
-    if RESERVED.contains(&name.as_str()) {
-        return Err(syn::Error::new(
-            id.span(),
-            format!(
-                "`{name}` is reserved for the generated loops; choose another name (reserved: {})",
-                RESERVED.join(", ")
-            ),
+    let fail = |why: String| Err(syn::Error::new(id.span(), why));
+    if let Some(bare) = name.strip_prefix("r#") {
+        return fail(format!(
+            "raw identifiers are not supported in stencils: `{name}` is emitted to C and CUDA \
+             too; choose a name that is not a keyword, e.g. `{bare}_`"
+        ));
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return fail(format!(
+            "`{name}`: stencil names are ASCII (letters, digits, `_`), as the C backends need"
+        ));
+    }
+    if name == "_" {
+        return fail("`_` cannot name a value; choose a name".to_string());
+    }
+    if RUST_KEYWORDS.contains(&name.as_str()) {
+        return fail(format!(
+            "`{name}` is a Rust keyword and cannot be a name; write e.g. `{name}_`"
         ));
     }
     if name.contains("__") {
-        return Err(syn::Error::new(
-            id.span(),
-            format!("`{name}`: names with `__` are reserved for generated code"),
+        return fail(format!(
+            "`{name}`: names with `__` are reserved for generated code; use single underscores"
+        ));
+    }
+    let lower = name.to_ascii_lowercase();
+    if role == Role::Stencil {
+        if name != lower || name.starts_with('_') || name.ends_with('_') {
+            return fail(format!(
+                "stencil names are snake_case like Rust functions (lowercase, single `_` \
+                 between words, none at either end): write `{}`",
+                snake_case(&name)
+            ));
+        }
+        return Ok(());
+    }
+    let first = name.trim_start_matches('_').chars().next();
+    if first.is_some_and(|c| c.is_ascii_uppercase()) {
+        return fail(format!(
+            "`{name}`: names start with a lowercase letter (write `{lower}`): in the generated \
+             Rust an uppercase name could mean a constant, unit struct or enum variant in scope \
+             (`None`, `Ok`, a stencil's marker type) instead of a new variable"
+        ));
+    }
+    let reserved: Vec<&str> = match role {
+        Role::Param(ParamKind::Index) => LAUNCH_RESERVED.to_vec(),
+        Role::Param(_) => RESERVED.iter().chain(LAUNCH_RESERVED).copied().collect(),
+        _ => RESERVED.to_vec(),
+    };
+    if reserved.contains(&name.as_str()) {
+        return fail(format!(
+            "`{name}` is used by the generated code; choose another name (reserved: {})",
+            reserved.join(", ")
         ));
     }
     Ok(())
+}
+
+/// `FooBar` → `foo_bar`, `foo__bar_` → `foo_bar` (for the hint of a stencil name).
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (k, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && k > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out.split('_')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// An error for tokens the DSL does not accept where `expected` was due, with the fix for
+/// the usual ones (Rust habits such as `x.sqrt()`, `x ^ 2`, `%`, `if`, comparisons).
+fn unexpected(input: ParseStream, expected: &str) -> syn::Error {
+    let hint = if input.peek(Token![.]) && !input.peek(Token![..]) {
+        let ahead = input.fork();
+        let _ = ahead.parse::<Token![.]>();
+        let name = ahead.call(Ident::parse_any).map(|i| i.to_string()).ok();
+        match name.as_deref().and_then(Func::from_name) {
+            Some(f) => format!(
+                "method calls are not part of the DSL: write `{0}(x)` instead of `x.{0}()`",
+                f.name()
+            ),
+            None => format!(
+                "method calls are not part of the DSL: call a function instead, e.g. \
+                 `sqrt(x)` (functions: {})",
+                func_names()
+            ),
+        }
+    } else if input.peek(Token![^]) {
+        "`^` is not a power (in Rust it is a bitwise xor): write `x * x` for a square, \
+         `x * x * x` for a cube, `sqrt(x)` for a square root"
+            .to_string()
+    } else if input.peek(Token![%]) {
+        "`%` (remainder) is not supported on the reals of a stencil: compute the value \
+         outside and pass it as a `real` or an `in` field"
+            .to_string()
+    } else if input.peek(Token![==])
+        || input.peek(Token![!=])
+        || input.peek(Token![<])
+        || input.peek(Token![>])
+        || input.peek(Token![&&])
+        || input.peek(Token![||])
+    {
+        "comparisons and conditions are not supported (a stencil computes the same formula \
+         at every point): use `min(a, b)`, `max(a, b)` or `abs(x)`, or blend with a mask field \
+         `m` of 0s and 1s: `m[0, 0] * a + (1.0 - m[0, 0]) * b`"
+            .to_string()
+    } else {
+        return input.error(expected);
+    };
+    input.error(hint)
+}
+
+fn func_names() -> String {
+    let known: Vec<&str> = Func::ALL.iter().map(|f| f.name()).collect();
+    known.join(", ")
+}
+
+/// The hint for Rust control flow (`if`, `match`, loops) in a stencil.
+fn control_flow(id: &Ident) -> Option<syn::Error> {
+    let name = id.to_string();
+    let what = match name.as_str() {
+        "if" | "else" | "match" => "branches",
+        "for" | "while" | "loop" => "loops",
+        "return" | "break" | "continue" => "jumps",
+        _ => return None,
+    };
+    Some(syn::Error::new(
+        id.span(),
+        format!(
+            "`{name}`: the stencil DSL has no {what}; a stencil is one formula evaluated at every \
+             point. For a choice use `min(a, b)`, `max(a, b)`, `abs(x)`, or blend with a mask \
+             field `m` of 0s and 1s: `m[0, 0] * a + (1.0 - m[0, 0]) * b`"
+        ),
+    ))
 }
 
 fn expect_semi(input: ParseStream) -> syn::Result<()> {
@@ -452,7 +604,10 @@ fn expect_semi(input: ParseStream) -> syn::Result<()> {
         input.parse::<Token![;]>()?;
         Ok(())
     } else {
-        Err(input.error("expected `;` at the end of the statement"))
+        Err(unexpected(
+            input,
+            "expected `;` at the end of the statement",
+        ))
     }
 }
 
@@ -510,8 +665,66 @@ fn parse_offsets(input: ParseStream, field: &str) -> syn::Result<(Vec<i32>, Span
     Ok((offset, span))
 }
 
+/// The right-hand side of a statement: an expression whose constants all fit in `f32`.
+fn parse_statement_expr(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
+    let span = input.span();
+    let e = parse_expr(input, scope)?;
+    let mut bad = None;
+    e.walk(&mut |x| {
+        if let Expr::Lit(v) = x {
+            if bad.is_none() && !(*v as f32).is_finite() {
+                bad = Some(*v);
+            }
+        }
+    });
+    match bad {
+        Some(v) => Err(syn::Error::new(
+            span,
+            format!(
+                "the constant {v:e} in this expression does not fit in f32 (largest {:e}): every \
+                 stencil is also generated for f32; rescale the formula",
+                f32::MAX
+            ),
+        )),
+        None => Ok(e),
+    }
+}
+
 fn parse_expr(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
     parse_binary(input, scope, 1)
+}
+
+/// Runs `f` one nesting level deeper, or fails above [`MAX_NESTING`].
+fn nested<R>(
+    input: ParseStream,
+    scope: &mut Scope,
+    f: impl FnOnce(&mut Scope) -> syn::Result<R>,
+) -> syn::Result<R> {
+    if scope.depth >= MAX_NESTING {
+        return Err(input.error(format!(
+            "expression nested too deeply: at most {MAX_NESTING} levels of parentheses, unary \
+             minus and calls; split it with `let` locals"
+        )));
+    }
+    scope.depth += 1;
+    let r = f(scope);
+    scope.depth -= 1;
+    r
+}
+
+/// `v` if finite, else an error at `span` naming the folded expression `what`.
+fn finite(v: f64, span: Span, what: &str) -> syn::Result<Expr> {
+    if v.is_finite() {
+        Ok(Expr::Lit(v))
+    } else {
+        Err(syn::Error::new(
+            span,
+            format!(
+                "{what} gives {v} when folded: constants must be finite; check for a division \
+                 by zero or an overflow"
+            ),
+        ))
+    }
 }
 
 fn peek_op(input: ParseStream) -> Option<BinOp> {
@@ -534,6 +747,7 @@ fn parse_binary(input: ParseStream, scope: &mut Scope, min_prec: u8) -> syn::Res
         if op.precedence() < min_prec {
             break;
         }
+        let op_span = input.span();
         match op {
             BinOp::Add => drop(input.parse::<Token![+]>()?),
             BinOp::Sub => drop(input.parse::<Token![-]>()?),
@@ -542,6 +756,9 @@ fn parse_binary(input: ParseStream, scope: &mut Scope, min_prec: u8) -> syn::Res
         }
         let rhs = parse_binary(input, scope, op.precedence() + 1)?;
         lhs = binary(op, lhs, rhs);
+        if let Expr::Lit(v) = lhs {
+            lhs = finite(v, op_span, &format!("this `{}`", op.symbol()))?;
+        }
     }
     Ok(lhs)
 }
@@ -565,7 +782,7 @@ pub fn neg(a: Expr) -> Expr {
 fn parse_unary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
     if input.peek(Token![-]) {
         input.parse::<Token![-]>()?;
-        return Ok(neg(parse_unary(input, scope)?));
+        return nested(input, scope, |scope| Ok(neg(parse_unary(input, scope)?)));
     }
     parse_primary(input, scope)
 }
@@ -579,7 +796,7 @@ fn parse_primary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
                 "write constants without a type suffix (`2.0`, not `2.0f32`): the element type is chosen at the call",
             ));
         }
-        return Ok(Expr::Lit(lit.base10_parse::<f64>()?));
+        return finite(lit.base10_parse::<f64>()?, lit.span(), &format!("`{lit}`"));
     }
     if input.peek(LitInt) {
         let lit: LitInt = input.parse()?;
@@ -589,22 +806,28 @@ fn parse_primary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
                 "write constants without a type suffix (`2`, not `2u32`)",
             ));
         }
-        return Ok(Expr::Lit(lit.base10_parse::<f64>()?));
+        return finite(lit.base10_parse::<f64>()?, lit.span(), &format!("`{lit}`"));
     }
     if input.peek(syn::token::Paren) {
         let content;
         parenthesized!(content in input);
-        let e = parse_expr(&content, scope)?;
+        let e = nested(input, scope, |scope| parse_expr(&content, scope))?;
         if !content.is_empty() {
-            return Err(content.error("unexpected tokens inside parentheses"));
+            return Err(unexpected(
+                &content,
+                "unexpected tokens inside parentheses: expected an operator or `)`",
+            ));
         }
         return Ok(e);
     }
     if input.peek(Ident::peek_any) {
         let id = input.call(Ident::parse_any)?;
         let name = id.to_string();
+        if let Some(e) = control_flow(&id) {
+            return Err(e);
+        }
         if input.peek(syn::token::Paren) {
-            return parse_call(input, scope, &id);
+            return nested(input, scope, |scope| parse_call(input, scope, &id));
         }
         if let Some(local) = scope.local(&name) {
             if input.peek(syn::token::Bracket) {
@@ -660,6 +883,11 @@ fn parse_primary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
             }
         };
     }
+    if input.peek(Token![*]) {
+        return Err(input.error(
+            "`**` is not a power operator: write `x * x` for a square, `sqrt(x)` for a root",
+        ));
+    }
     Err(input.error(
         "expected a number, a field read such as `p[0, 0]`, a scalar, a function call or `( ... )`",
     ))
@@ -693,6 +921,12 @@ fn parse_call(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<
         if content.is_empty() {
             break;
         }
+        if !content.peek(Token![,]) {
+            return Err(unexpected(
+                &content,
+                "expected `,` between arguments or `)` after the last one",
+            ));
+        }
         content.parse::<Token![,]>()?;
     }
     if args.len() != func.arity() {
@@ -714,20 +948,20 @@ fn parse_call(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<
         })
         .collect::<Option<Vec<f64>>>()
     {
-        return Ok(Expr::Lit(func.eval(&values)));
+        return finite(func.eval(&values), id.span(), &format!("`{name}(...)`"));
     }
     Ok(Expr::Call(func, args))
 }
 
 /// `d2x(p, N)`, `d2z(p, N)`, `laplacian(p, N)`: second derivatives of field `p` of even
-/// order `N` (2 to 16), unscaled by `dh²`, as weighted sums of taps with Fornberg's weights
+/// order `N` ([`crate::fd::SPACE_ORDERS`]), unscaled by `dh²`, as weighted sums of taps with Fornberg's weights
 /// ([`crate::fd`]). `d2x` runs along columns (`p[0, k]`), `d2z` along rows (`p[k, 0]`), and
 /// `laplacian` is `d2x + d2z`. Taps go from `-N/2` to `N/2`; a negative weight after the
 /// first tap becomes a subtraction, so `d2x(p, 4)` is exactly the paper's
 /// `-1/12 p[0,-2] + 4/3 p[0,-1] - 5/2 p[0,0] + 4/3 p[0,1] - 1/12 p[0,2]`.
 fn parse_derivative(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<Expr> {
     let name = id.to_string();
-    let usage = format!("write `{name}(field, order)` with an `in` field and an even integer order from 2 to 16, e.g. `{name}(p, 8)`");
+    let usage = format!("write `{name}(field, order)` with an `in` field and an even integer order from {MIN_ORDER} to {MAX_ORDER}, e.g. `{name}(p, 8)`");
     let content;
     parenthesized!(content in input);
     let field = content.call(Ident::parse_any).map_err(|e| {
@@ -737,6 +971,17 @@ fn parse_derivative(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::R
         )
     })?;
     let fname = field.to_string();
+    if content.peek(syn::token::Paren) {
+        return Err(syn::Error::new(
+            field.span(),
+            format!(
+                "`{name}` applies to a field, not to an expression such as `{fname}(...)`: \
+                 derivatives do not nest. For a higher derivative, write the inner one to an \
+                 `out` field in one stencil and apply `{name}` to that field in a second \
+                 stencil; for more accuracy, raise the order instead: `{name}(p, 8)`"
+            ),
+        ));
+    }
     let pi = match scope.param(&fname) {
         Some(pi) => pi,
         None => {
@@ -1007,7 +1252,7 @@ mod tests {
 
     #[test]
     fn derivative_radius_flops_follow_the_order() {
-        for order in (2..=16).step_by(2) {
+        for order in crate::fd::SPACE_ORDERS.map(|o| o as usize) {
             let s = one(&format!(
                 "fn f(o: out, p: in, q: in, k: real) {{ o[0, 0] = 2.0 * p[0, 0] - q[0, 0] + k * d2x(p, {order}); }}"
             ));
@@ -1075,5 +1320,182 @@ mod tests {
         assert!(err("fn f(o: out) { o[0,0] = 1.0f32; }").contains("suffix"));
         assert!(err("fn f(o: out, o: in) { o[0,0] = 1.0; }").contains("twice"));
         assert!(err("").contains("empty"));
+    }
+
+    /// The (line, column) of an error's span, for checking where it points.
+    fn at(src: &str) -> (usize, usize) {
+        let e = parse_str(src).expect_err("must fail");
+        let start = e.span().start();
+        (start.line, start.column)
+    }
+
+    #[test]
+    fn constants_folding_to_inf_or_nan_are_errors_at_their_span() {
+        let src = "fn f(o: out, p: in) { o[0, 0] = 1.0 / 0.0 * p[0, 0]; }";
+        let e = err(src);
+        assert!(e.contains("gives inf") && e.contains("division"), "{e}");
+        assert_eq!(at(src), (1, src.find('/').unwrap()));
+        let src = "fn f(o: out, p: in) { o[0, 0] = p[0, 0] * sqrt(-1.0); }";
+        assert!(err(src).contains("gives NaN"), "{}", err(src));
+        assert_eq!(at(src), (1, src.find("sqrt").unwrap()));
+        assert!(err("fn f(o: out) { o[0, 0] = 1e400; }").contains("`1e400` gives inf"));
+        assert!(err("fn f(o: out) { o[0, 0] = 0.0 - 1e308 * 10.0; }").contains("`*` gives inf"));
+        // Finite in f64 but not in f32, for which every stencil is also generated.
+        let e = err("fn f(o: out, p: in) { o[0, 0] = 1e300 * p[0, 0]; }");
+        assert!(e.contains("does not fit in f32"), "{e}");
+        // Large intermediate values that fold back into range are fine.
+        let s = one("fn f(o: out, p: in) { o[0, 0] = 1e300 / 1e299 * p[0, 0]; }");
+        assert!(
+            matches!(&s.body[0], Stmt::Assign { value: Expr::Binary(_, l, _), .. } if **l == Expr::Lit(10.0))
+        );
+    }
+
+    #[test]
+    fn raw_identifiers_keywords_and_unsafe_names_are_refused_with_the_reason() {
+        let e = err("fn f(r#type: out) { r#type[0, 0] = 1.0; }");
+        assert!(
+            e.contains("raw identifiers are not supported") && e.contains("`type_`"),
+            "{e}"
+        );
+        assert!(err("fn f(o: out) { let r#fn = 1.0; o[0, 0] = r#fn; }").contains("raw identifiers"));
+        assert!(err("fn f(self: out) { self[0, 0] = 1.0; }").contains("Rust keyword"));
+        assert!(err("fn f(o: out, in: in) { o[0, 0] = in[0, 0]; }").contains("Rust keyword"));
+        assert!(err("fn r#type(o: out) { o[0, 0] = 1.0; }").contains("raw identifiers"));
+        for name in ["Ok", "None", "NULL", "FdPxx", "_Ok"] {
+            let e = err(&format!(
+                "fn f(o: out) {{ let {name} = 1.0; o[0, 0] = {name}; }}"
+            ));
+            assert!(e.contains("start with a lowercase letter"), "{name}: {e}");
+        }
+        assert!(err("fn f(o: out, space: real) { o[0, 0] = space; }").contains("generated code"));
+        assert!(err("fn f(o: out, grid: in) { o[0, 0] = grid[0, 0]; }").contains("generated code"));
+        assert!(err("fn f(o: out, p__q: in) { o[0, 0] = p__q[0, 0]; }").contains("`__`"));
+        assert!(err("fn f(_: out) { }").contains("`_` cannot name"));
+        // C words, CUDA built-ins and C macros are fine: the C backends rename every user name.
+        one("fn f(sqrt: out, blockDim: in, null: real) { let int = blockDim[0, 0]; sqrt[0, 0] = int * null; }");
+        // Index parameters only meet the launch function's names.
+        one("#[at(iz, ix)] fn f(p: inout, v: real, iz: index, ix: index) { p[0, 0] = v; }");
+    }
+
+    #[test]
+    fn stencil_names_are_snake_case_and_give_distinct_marker_types() {
+        let e = err("fn FooBar(o: out) { o[0, 0] = 1.0; }");
+        assert!(e.contains("snake_case") && e.contains("`foo_bar`"), "{e}");
+        assert!(err("fn foo_(o: out) { o[0, 0] = 1.0; }").contains("snake_case"));
+        let e =
+            err("fn fd_step4(o: out) { o[0, 0] = 1.0; } fn fd_step_4(o: out) { o[0, 0] = 2.0; }");
+        assert!(
+            e.contains("`fd_step4` and `fd_step_4` would both generate the marker type `FdStep4`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn doc_comments_are_split_into_lines() {
+        let s = one("#[doc = \"first\\n#define x 1\\rthird\"] fn f(o: out) { o[0, 0] = 1.0; }");
+        assert_eq!(s.doc, ["first", "#define x 1", "third"]);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = |open: &str, close: &str| {
+            format!(
+                "fn f(o: out, p: in) {{ o[0, 0] = {}p[0, 0]{}; }}",
+                open.repeat(2000),
+                close.repeat(2000)
+            )
+        };
+        for src in [
+            deep("(", ")"),
+            deep("-", ""),
+            deep("sqrt(", ")"),
+            deep("- (", ")"),
+        ] {
+            let e = err(&src);
+            assert!(e.contains(&format!("at most {MAX_NESTING} levels")), "{e}");
+        }
+        // At the limit it still works.
+        let ok = format!(
+            "fn f(o: out, p: in) {{ o[0, 0] = {}p[0, 0]{}; }}",
+            "(".repeat(MAX_NESTING),
+            ")".repeat(MAX_NESTING)
+        );
+        one(&ok);
+    }
+
+    #[test]
+    fn a_flat_sum_of_20000_terms_is_parsed_and_emitted_in_linear_time() {
+        // On a thread with a small, fixed stack (2 MiB; rustc runs proc macros with more):
+        // every stage walks the 20,000-deep left-nested chain without deep recursion.
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(flat_sum_of_20000_terms)
+            .expect("spawn")
+            .join()
+            .expect("no panic and no stack overflow");
+    }
+
+    fn flat_sum_of_20000_terms() {
+        let terms: Vec<String> = (0..20_000)
+            .map(|k| format!("{}.0 * p[0, {}]", k % 7 + 1, k % 5))
+            .collect();
+        let src = format!("fn f(o: out, p: in) {{ o[0, 0] = {}; }}", terms.join(" + "));
+        let start = std::time::Instant::now();
+        let s = one(&src);
+        assert_eq!(s.flops_per_point(), 2 * 20_000 - 1);
+        let c = crate::emit::c::emit(&s, crate::emit::c::Dialect::Cuda);
+        let dsl = crate::emit::dsl::print(&s);
+        let rust = crate::emit::rust::host_source(&s, "serial");
+        let tokens = crate::emit::rust::emit_stencil(&s, &dsl, &[]);
+        // Each output grows linearly: a few dozen bytes per term.
+        for (what, len) in [("C", c.len()), ("DSL", dsl.len()), ("Rust", rust.len())] {
+            assert!(len < 2 * 40 * 20_000 + 20_000, "{what}: {len} bytes");
+        }
+        assert!(!tokens.is_empty());
+        drop(s);
+        // Quadratic work took 11 s for 10,000 terms (44 s for these 20,000); linear work
+        // takes about a second in a debug build. The bound is generous for shared machines.
+        let took = start.elapsed();
+        assert!(took.as_secs() < 15, "took {took:?}");
+    }
+
+    #[test]
+    fn rust_habits_get_the_dsl_way_to_write_them() {
+        let f = |body: &str| err(&format!("fn f(o: out, p: in) {{ o[0, 0] = {body}; }}"));
+        let e = f("d2x(d2x(p, 2), 2)");
+        assert!(
+            e.contains("derivatives do not nest") && e.contains("second"),
+            "{e}"
+        );
+        assert!(!e.contains("add `d2x: in`"), "{e}");
+        let e = f("p[0, 0].sqrt()");
+        assert!(e.contains("write `sqrt(x)` instead of `x.sqrt()`"), "{e}");
+        let e = f("(p[0, 0] + 1.0).exp()");
+        assert!(e.contains("write `exp(x)`"), "{e}");
+        let e = f("p[0, 0].tanh()");
+        assert!(
+            e.contains("method calls are not part of the DSL") && e.contains("sqrt, abs"),
+            "{e}"
+        );
+        let e = f("p[0, 0] ^ 2");
+        assert!(
+            e.contains("`^` is not a power") && e.contains("`x * x`"),
+            "{e}"
+        );
+        let e = f("p[0, 0] ** 2.0");
+        assert!(e.contains("`**` is not a power"), "{e}");
+        let e = f("p[0, 0] % 2.0");
+        assert!(e.contains("`%` (remainder) is not supported"), "{e}");
+        let e = f("max(p[0, 0] % 2.0, 1.0)");
+        assert!(e.contains("`%` (remainder)"), "{e}");
+        let e = f("if p[0, 0] > 0.0 { 1.0 } else { 2.0 }");
+        assert!(e.contains("no branches") && e.contains("max(a, b)"), "{e}");
+        let e = err("fn f(o: out, p: in) { if true { o[0, 0] = 1.0; } }");
+        assert!(
+            e.contains("no branches") && !e.contains("add `if: out`"),
+            "{e}"
+        );
+        let e = f("p[0, 0] > 0.0");
+        assert!(e.contains("comparisons"), "{e}");
     }
 }

@@ -38,11 +38,14 @@ fn gen_prints_the_code_of_a_users_stencil_file() {
             "serial",
             &[
                 "impl HeatStep",
-                "unew[i] = u_0_0[i]",
-                "u_m1_0[i] + u_1_0[i]",
+                "unew[i] = u__0_0[i]",
+                "u__m1_0[i] + u__1_0[i]",
             ][..],
         ),
-        ("cuda", &["__global__ void heat_step_f32(", "u[i - nx]"][..]),
+        (
+            "cuda",
+            &["__global__ void heat_step_f32(", "u_[i - nx]"][..],
+        ),
         (
             "hip",
             &["__global__ void heat_step_f64(", "hip_runtime.h"][..],

@@ -5,20 +5,21 @@
 //! becomes one `extern "C" __global__` kernel per element type, `NAME_f32` and `NAME_f64`, in
 //! one source text.
 //!
-//! # Kernel parameter convention
+//! # Kernel ABI
 //!
-//! Each kernel takes, in this order (the runtime's launch layer relies on it):
+//! Kernel names and the argument order (grid, outputs, inputs, reals) are defined in
+//! [`super::abi`]; this emitter writes them from there.
 //!
-//! 1. the grid, six `long long` values: `nz, nx` (the field shape, row-major `[iz * nx + ix]`)
-//!    and `z0, z1, x0, x1` (the rows `z0..z1` and columns `x0..x1` to compute: the interior
-//!    at distance `radius` from every border, or one point for `#[at]` stencils) — exactly the
-//!    fields of `ppstencil::launch::Region`;
-//! 2. the output fields (`out` and `inout`), `T *__restrict__`, in declaration order;
-//! 3. the input fields (`in`), `const T *__restrict__`, in declaration order;
-//! 4. the `real` scalars, `T`, in declaration order.
+//! # Names
 //!
-//! `index` parameters are not passed: the point they name is already in the grid. This is the
-//! order of `StencilInfo::{outputs, inputs, reals}`.
+//! Every user name (field, scalar, local) is written with a trailing `_` (`p` → `p_`). User
+//! names never contain `__`, so no user name can meet a name the generator writes
+//! ([`RESERVED`]: the grid and loop variables, C keywords, CUDA/HIP built-ins, math functions),
+//! a C or CUDA/HIP macro (`assert_`, `min_` are not macros), or another user name. Doc lines
+//! become `//` comment lines (the parser splits them at line breaks; a trailing `\` is dropped
+//! so no comment continues onto the next line).
+//!
+//! # Launch
 //!
 //! The launch is a 2D thread grid: `x` runs along columns (coalesced), `y` along rows. Each
 //! thread computes at most one point and returns when it lies outside `z0..z1 × x0..x1`, so any
@@ -32,8 +33,9 @@
 //! with floating-point contraction off (`-ffp-contract=off`, `--fmad=false`) a kernel computes
 //! bit for bit what the serial backend computes.
 
-use crate::ir::{Access, Domain, Expr, Func, Stencil, Stmt};
-use std::collections::BTreeSet;
+use super::abi::{self, ArgGroup};
+use super::infix::{self, CallStyle, Syntax};
+use crate::ir::{Access, Domain, Func, Stencil, Stmt};
 use std::fmt::Write;
 
 /// Which GPU language to emit.
@@ -82,12 +84,13 @@ impl Dialect {
     }
 }
 
-/// The element types every kernel is emitted for: `(suffix, C type)`.
-pub const ELEMENT_TYPES: [(&str, &str); 2] = [("f32", "float"), ("f64", "double")];
-
-/// Names the generated kernels use for their own variables; a user name equal to one of these
-/// (or to a C keyword) gets a trailing `_` in the C text.
-const C_RESERVED: &[&str] = &[
+/// Every identifier the C emitter writes that is not a user name: the grid arguments, the
+/// thread's point, C keywords and types, CUDA/HIP built-ins and qualifiers, math functions
+/// and the header guard. User names are written as `name_` and never contain `__`, so none
+/// of them can equal one of these (every entry either has no trailing `_` or starts with
+/// `__`; a test checks it, and that the emitted text uses nothing else).
+pub const RESERVED: &[&str] = &[
+    // Grid arguments (abi::GRID_ARGS) and the thread's point.
     "nz",
     "nx",
     "z0",
@@ -97,95 +100,52 @@ const C_RESERVED: &[&str] = &[
     "ix",
     "iz",
     "i",
-    "auto",
-    "break",
-    "case",
-    "char",
-    "const",
-    "continue",
-    "default",
-    "do",
-    "double",
-    "else",
-    "enum",
+    // C words.
     "extern",
-    "float",
-    "for",
-    "goto",
-    "if",
-    "inline",
-    "int",
-    "long",
-    "register",
-    "restrict",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "struct",
-    "switch",
-    "typedef",
-    "union",
-    "unsigned",
     "void",
-    "volatile",
-    "while",
-    "bool",
-    "class",
-    "delete",
-    "new",
-    "template",
-    "this",
-    "typename",
-    "namespace",
-    "private",
-    "public",
-    "operator",
-    "virtual",
-    "friend",
-    "explicit",
-    "mutable",
-    "using",
+    "const",
+    "long",
+    "float",
+    "double",
+    "if",
+    "return",
+    // CUDA/HIP qualifiers and built-ins.
+    "__global__",
+    "__restrict__",
+    "blockIdx",
+    "blockDim",
+    "threadIdx",
+    "x",
+    "y",
+    // Math functions (f64, then f32).
+    "sqrt",
+    "fabs",
+    "exp",
+    "sin",
+    "cos",
+    "fmin",
+    "fmax",
+    "sqrtf",
+    "fabsf",
+    "expf",
+    "sinf",
+    "cosf",
+    "fminf",
+    "fmaxf",
+    // Preprocessor lines.
+    "ifndef",
+    "include",
+    "endif",
+    "PPSTENCIL_PRELUDE",
+    "cuda_runtime",
+    "hip",
+    "hip_runtime",
+    "h",
 ];
 
-/// The name of kernel `stencil` for element suffix `ty` (`"f32"` / `"f64"`): `fd_pxx_f32`.
-pub fn kernel_name(stencil: &str, ty: &str) -> String {
-    format!("{stencil}_{ty}")
-}
-
-struct Names(Vec<String>);
-
-impl Names {
-    /// C identifiers for every parameter and local, avoiding [`C_RESERVED`] and each other.
-    fn new(s: &Stencil) -> Names {
-        let mut taken: BTreeSet<String> = s
-            .params
-            .iter()
-            .map(|p| p.name.clone())
-            .chain(s.locals.iter().cloned())
-            .collect();
-        let mut out = Vec::new();
-        for name in s.params.iter().map(|p| &p.name).chain(s.locals.iter()) {
-            let mut c = name.clone();
-            if C_RESERVED.contains(&c.as_str()) {
-                while taken.contains(&c) || C_RESERVED.contains(&c.as_str()) {
-                    c.push('_');
-                }
-                taken.insert(c.clone());
-            }
-            out.push(c);
-        }
-        Names(out)
-    }
-
-    fn param(&self, p: usize) -> &str {
-        &self.0[p]
-    }
-
-    fn local(&self, s: &Stencil, l: usize) -> &str {
-        &self.0[s.params.len() + l]
-    }
+/// The C name of user name `name`: `name_`.
+pub fn user_name(name: &str) -> String {
+    format!("{name}_")
 }
 
 /// A constant as a C literal of type `cty`, exactly the value `T::lit(v)` gives.
@@ -224,6 +184,38 @@ fn func(f: Func, cty: &str) -> String {
     }
 }
 
+/// The C spelling of one stencil's expressions for element type `cty`.
+struct C<'a> {
+    s: &'a Stencil,
+    cty: &'a str,
+}
+
+impl Syntax for C<'_> {
+    fn lit(&self, out: &mut String, v: f64) {
+        out.push_str(&lit(v, self.cty));
+    }
+    fn scalar(&self, out: &mut String, param: usize) {
+        out.push_str(&user_name(&self.s.params[param].name));
+    }
+    fn local(&self, out: &mut String, local: usize) {
+        out.push_str(&user_name(&self.s.locals[local]));
+    }
+    fn read(&self, out: &mut String, field: usize, offset: &[i32]) {
+        let _ = write!(
+            out,
+            "{}[{}]",
+            user_name(&self.s.params[field].name),
+            tap_index(offset)
+        );
+    }
+    fn func(&self, f: Func) -> String {
+        func(f, self.cty)
+    }
+    fn call_style(&self) -> CallStyle {
+        CallStyle::Function
+    }
+}
+
 /// The flat index of a tap relative to the current point `i`: `i - 2 * nx + 1`.
 fn tap_index(offset: &[i32]) -> String {
     let mut t = String::from("i");
@@ -246,54 +238,29 @@ fn tap_index(offset: &[i32]) -> String {
     t
 }
 
-fn expr(s: &Stencil, n: &Names, e: &Expr, cty: &str) -> String {
-    let wrap = |e: &Expr, w: bool| {
-        let t = expr(s, n, e, cty);
-        if w {
-            format!("({t})")
-        } else {
-            t
-        }
-    };
-    match e {
-        Expr::Lit(v) => lit(*v, cty),
-        Expr::Scalar(p) => n.param(*p).to_string(),
-        Expr::Local(l) => n.local(s, *l).to_string(),
-        Expr::Read { field, offset } => format!("{}[{}]", n.param(*field), tap_index(offset)),
-        // A nested negation or negative constant is parenthesised: `--x` would be a decrement.
-        Expr::Neg(a) => format!("-{}", wrap(a, !a.is_atom())),
-        Expr::Binary(op, a, b) => {
-            let (l, r) = (op.needs_parens(a, false), op.needs_parens(b, true));
-            format!("{} {} {}", wrap(a, l), op.symbol(), wrap(b, r))
-        }
-        Expr::Call(f, args) => {
-            let a: Vec<String> = args.iter().map(|x| expr(s, n, x, cty)).collect();
-            format!("{}({})", func(*f, cty), a.join(", "))
-        }
-    }
-}
-
 /// One `__global__` kernel of `s` for element type `cty` (`"float"` / `"double"`).
 pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
-    let n = Names::new(s);
-    let mut params = vec!["const long long nz, const long long nx".to_string()];
-    params.push("const long long z0, const long long z1".to_string());
-    params.push("const long long x0, const long long x1".to_string());
-    for p in s.outputs() {
-        params.push(format!("{cty} *__restrict__ {}", n.param(p)));
+    let syntax = C { s, cty };
+    let mut params = Vec::new();
+    let mut grid = Vec::new();
+    for p in abi::kernel_params(s) {
+        let name = p.param.map(|_| user_name(&p.name)).unwrap_or(p.name);
+        match p.group {
+            ArgGroup::Grid => grid.push(format!("const long long {name}")),
+            ArgGroup::Outputs => params.push(format!("{cty} *__restrict__ {name}")),
+            ArgGroup::Inputs => params.push(format!("const {cty} *__restrict__ {name}")),
+            ArgGroup::Reals => params.push(format!("const {cty} {name}")),
+        }
     }
-    for p in s.inputs() {
-        params.push(format!("const {cty} *__restrict__ {}", n.param(p)));
-    }
-    for p in s.reals() {
-        params.push(format!("const {cty} {}", n.param(p)));
-    }
+    // The grid, two per line: `nz, nx`, `z0, z1`, `x0, x1`.
+    let mut lines: Vec<String> = grid.chunks(2).map(|c| c.join(", ")).collect();
+    lines.extend(params);
     let mut k = String::new();
     let _ = writeln!(
         k,
         "extern \"C\" __global__ void {}(\n    {})\n{{",
-        kernel_name(&s.name, ty),
-        params.join(",\n    ")
+        abi::kernel_symbol(&s.name, ty),
+        lines.join(",\n    ")
     );
     k.push_str("    const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
     k.push_str("    const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;\n");
@@ -305,16 +272,16 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
                 let _ = writeln!(
                     k,
                     "    const {cty} {} = {};",
-                    n.local(s, *local),
-                    expr(s, &n, value, cty)
+                    user_name(&s.locals[*local]),
+                    infix::to_string(&syntax, value)
                 );
             }
             Stmt::Assign { field, value } => {
                 let _ = writeln!(
                     k,
                     "    {}[i] = {};",
-                    n.param(*field),
-                    expr(s, &n, value, cty)
+                    user_name(&s.params[*field].name),
+                    infix::to_string(&syntax, value)
                 );
             }
         }
@@ -334,7 +301,9 @@ pub fn emit(s: &Stencil, dialect: Dialect) -> String {
         s.name
     );
     for d in &s.doc {
-        let _ = writeln!(out, "//{d}");
+        // The parser splits doc comments into lines; a trailing `\\` would continue the
+        // comment onto the next line, so it is dropped here.
+        let _ = writeln!(out, "//{}", d.trim_end().trim_end_matches('\\'));
     }
     let domain = match s.domain {
         Domain::Interior => format!(
@@ -373,7 +342,7 @@ pub fn emit(s: &Stencil, dialect: Dialect) -> String {
         dialect.launch_api()
     );
     out.push_str(dialect.header());
-    for (ty, cty) in ELEMENT_TYPES {
+    for (ty, cty) in abi::ELEMENT_TYPES {
         out.push('\n');
         out.push_str(&emit_kernel(s, ty, cty));
     }
@@ -412,11 +381,11 @@ mod tests {
         let s = stencil("fn f(o: out, a: in) { o[0,0] = -(-a[0,0]) - -a[0,1]; }");
         let src = emit(&s, Dialect::Cuda);
         assert!(!src.contains("--"), "{src}");
-        assert!(src.contains("o[i] = -(-a[i]) - -a[i + 1];"), "{src}");
+        assert!(src.contains("o_[i] = -(-a_[i]) - -a_[i + 1];"), "{src}");
     }
 
     #[test]
-    fn names_clashing_with_c_get_a_suffix() {
+    fn every_user_name_gets_a_suffix() {
         let s = stencil("fn f(float: out, x0: in, z1: real) { float[0,0] = x0[0,0] * z1; }");
         let src = emit(&s, Dialect::Hip);
         assert!(src.contains("float *__restrict__ float_,"), "{src}");
@@ -429,11 +398,11 @@ mod tests {
         let s = stencil("fn f(o: out, a: in) { o[0,0] = sqrt(abs(a[0,0])) + max(a[0,0], 0.5); }");
         let src = emit(&s, Dialect::Cuda);
         assert!(
-            src.contains("o[i] = sqrtf(fabsf(a[i])) + fmaxf(a[i], 0.5f);"),
+            src.contains("o_[i] = sqrtf(fabsf(a_[i])) + fmaxf(a_[i], 0.5f);"),
             "{src}"
         );
         assert!(
-            src.contains("o[i] = sqrt(fabs(a[i])) + fmax(a[i], 0.5);"),
+            src.contains("o_[i] = sqrt(fabs(a_[i])) + fmax(a_[i], 0.5);"),
             "{src}"
         );
     }

@@ -2,46 +2,37 @@
 //! metadata embedded in each generated stencil and by `ppwave gen`; parsing the printed text
 //! gives back the same IR.
 
-use crate::ir::{Domain, Expr, ParamKind, Stencil, Stmt};
+use super::infix::{self, CallStyle, Syntax};
+use crate::ir::{Domain, Expr, Func, ParamKind, Stencil, Stmt};
 
-fn lit(v: f64) -> String {
-    let s = format!("{v:?}");
-    if s.contains('.') || s.contains('e') || s.contains("inf") || s.contains("NaN") {
-        s
-    } else {
-        format!("{s}.0")
+/// The DSL spelling: user names as written, reads as `p[0, -1]`, calls as `sqrt(x)`.
+struct Dsl<'a>(&'a Stencil);
+
+impl Syntax for Dsl<'_> {
+    fn lit(&self, out: &mut String, v: f64) {
+        out.push_str(&infix::decimal(v, true));
+    }
+    fn scalar(&self, out: &mut String, param: usize) {
+        out.push_str(&self.0.params[param].name);
+    }
+    fn local(&self, out: &mut String, local: usize) {
+        out.push_str(&self.0.locals[local]);
+    }
+    fn read(&self, out: &mut String, field: usize, offset: &[i32]) {
+        let o: Vec<String> = offset.iter().map(|v| v.to_string()).collect();
+        out.push_str(&format!("{}[{}]", self.0.params[field].name, o.join(", ")));
+    }
+    fn func(&self, f: Func) -> String {
+        f.name().to_string()
+    }
+    fn call_style(&self) -> CallStyle {
+        CallStyle::Function
     }
 }
 
 /// Renders an expression with minimal parentheses.
 pub fn expr(s: &Stencil, e: &Expr) -> String {
-    let wrap = |e: &Expr, w: bool| {
-        let t = expr(s, e);
-        if w {
-            format!("({t})")
-        } else {
-            t
-        }
-    };
-    match e {
-        Expr::Lit(v) => lit(*v),
-        Expr::Scalar(p) => s.params[*p].name.clone(),
-        Expr::Local(l) => s.locals[*l].clone(),
-        Expr::Read { field, offset } => {
-            let o: Vec<String> = offset.iter().map(|v| v.to_string()).collect();
-            format!("{}[{}]", s.params[*field].name, o.join(", "))
-        }
-        Expr::Neg(a) => format!("-{}", wrap(a, !a.is_atom())),
-        Expr::Binary(op, a, b) => {
-            // Floating-point `+` and `*` are not associative: keep the IR's grouping.
-            let (l, r) = (op.needs_parens(a, false), op.needs_parens(b, true));
-            format!("{} {} {}", wrap(a, l), op.symbol(), wrap(b, r))
-        }
-        Expr::Call(f, args) => {
-            let a: Vec<String> = args.iter().map(|x| expr(s, x)).collect();
-            format!("{}({})", f.name(), a.join(", "))
-        }
-    }
+    infix::to_string(&Dsl(s), e)
 }
 
 /// The stencil as DSL source.

@@ -10,18 +10,59 @@
 //!
 //! The generated code names the runtime crate only through `::ppstencil::__private`, the
 //! one interface between generated code and the runtime.
+//!
+//! # Names
+//!
+//! User names (fields, scalars, locals) are written as the user wrote them, so the code reads
+//! like the stencil. Generated names never meet them: a tap slice is named from its field and
+//! offset with `__` (`p[0, -2]` → `p__0_m2`), which user names may not contain; the
+//! generator's own locals ([`RESERVED`]) and the launch function's ([`LAUNCH_RESERVED`]) are
+//! refused as user names by the parser; and user names start with a lowercase letter or `_`
+//! and are not Rust keywords, so they cannot name a keyword, an enum variant (`None`, `Ok`), a
+//! unit struct (the stencils' own marker types) or a constant written in the usual case.
 
-use crate::ir::{Access, Domain, Expr, ParamKind, Stencil, Stmt, Tap};
+use super::infix::{self, CallStyle, Syntax};
+use crate::ir::{Access, Domain, Expr, Func, ParamKind, Stencil, Stmt, Tap};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
+
+/// The locals, parameters and closure arguments the generated row kernel, `rows` and drivers
+/// introduce: a field, scalar or local may not be called so (the parser refuses it). A test
+/// derives the generated names from the emitted code and checks they are all listed here.
+pub const RESERVED: &[&str] = &[
+    "base",
+    "chunk_rows",
+    "cols",
+    "domain",
+    "grid",
+    "i",
+    "ins",
+    "iz",
+    "mode",
+    "n",
+    "nx",
+    "outs",
+    "plan",
+    "reals",
+    "row",
+    "task",
+    "task_len",
+    "z_first",
+];
+
+/// The parameters the generated launch function adds before the user's: no parameter of any
+/// kind (including `index`) may be called so.
+pub const LAUNCH_RESERVED: &[&str] = &["space"];
 
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
 }
 
-/// Name of the slice holding one tap: `p[0, -2]` → `p_0_m2`.
+/// Name of the slice holding one tap: `p[0, -2]` → `p__0_m2`. The `__` keeps it apart from
+/// every user name.
 pub fn tap_name(stencil: &Stencil, tap: &Tap) -> String {
     let mut name = stencil.params[tap.field].name.clone();
+    name.push('_');
     for o in &tap.offset {
         if *o < 0 {
             name.push_str(&format!("_m{}", -o));
@@ -32,76 +73,51 @@ pub fn tap_name(stencil: &Stencil, tap: &Tap) -> String {
     name
 }
 
-/// A floating-point literal as tokens, e.g. `T::lit(-0.08333333333333333)`.
-fn lit(v: f64) -> TokenStream {
-    let abs = Literal::f64_unsuffixed(v.abs());
-    if v.is_sign_negative() {
-        quote!(T::lit(-#abs))
-    } else {
-        quote!(T::lit(#abs))
-    }
-}
+/// The Rust spelling: `T::lit(0.5)`, taps as their row slices `p__0_m1[i]` (an `inout` field
+/// as its own output row `u[i]`), functions as methods of `Real` (`x.sqrt()`).
+struct Rust<'a>(&'a Stencil);
 
-/// Emits an expression. `read` renders a field tap (it differs between backends only in
-/// how a tap is named).
-fn expr(s: &Stencil, e: &Expr) -> TokenStream {
-    match e {
-        Expr::Lit(v) => lit(*v),
-        Expr::Scalar(p) => {
-            let id = ident(&s.params[*p].name);
-            quote!(#id)
-        }
-        Expr::Local(l) => {
-            let id = ident(&s.locals[*l]);
-            quote!(#id)
-        }
-        Expr::Read { field, offset } => {
-            let access = match s.params[*field].kind {
-                ParamKind::Field(a) => a,
-                _ => Access::In,
+impl Syntax for Rust<'_> {
+    fn lit(&self, out: &mut String, v: f64) {
+        out.push_str("T::lit(");
+        out.push_str(&infix::decimal(v, false));
+        out.push(')');
+    }
+    fn scalar(&self, out: &mut String, param: usize) {
+        out.push_str(&self.0.params[param].name);
+    }
+    fn local(&self, out: &mut String, local: usize) {
+        out.push_str(&self.0.locals[local]);
+    }
+    fn read(&self, out: &mut String, field: usize, offset: &[i32]) {
+        let s = self.0;
+        if s.params[field].kind == ParamKind::Field(Access::InOut) {
+            // Its own output row, read at the current point before (or after) writing.
+            out.push_str(&s.params[field].name);
+        } else {
+            let tap = Tap {
+                field,
+                offset: offset.to_vec(),
             };
-            if access == Access::InOut {
-                // Its own output row, read at the current point before (or after) writing.
-                let id = ident(&s.params[*field].name);
-                quote!(#id[i])
-            } else {
-                let tap = Tap {
-                    field: *field,
-                    offset: offset.clone(),
-                };
-                let id = ident(&tap_name(s, &tap));
-                quote!(#id[i])
-            }
+            out.push_str(&tap_name(s, &tap));
         }
-        Expr::Neg(a) => {
-            let inner = paren_if(s, a, !a.is_atom());
-            quote!(-#inner)
-        }
-        Expr::Binary(op, a, b) => {
-            let left = paren_if(s, a, op.needs_parens(a, false));
-            // Floating-point `+` and `*` are not associative: a right operand of equal
-            // precedence keeps its parentheses, so the code rounds as the IR says.
-            let right = paren_if(s, b, op.needs_parens(b, true));
-            let sym: TokenStream = op.symbol().parse().unwrap_or_default();
-            quote!(#left #sym #right)
-        }
-        Expr::Call(f, args) => {
-            let name = ident(f.name());
-            // A method call binds tighter than unary minus: `(-x).exp()`, not `-x.exp()`.
-            let first = paren_if(s, &args[0], !args[0].is_atom());
-            let rest: Vec<TokenStream> = args[1..].iter().map(|a| expr(s, a)).collect();
-            quote!(#first.#name(#(#rest),*))
-        }
+        out.push_str("[i]");
+    }
+    fn func(&self, f: Func) -> String {
+        f.name().to_string()
+    }
+    fn call_style(&self) -> CallStyle {
+        CallStyle::Method
     }
 }
 
-fn paren_if(s: &Stencil, e: &Expr, wrap: bool) -> TokenStream {
-    let t = expr(s, e);
-    if wrap {
-        quote!((#t))
-    } else {
-        t
-    }
+/// Emits an expression as tokens (printed as text by the shared printer, then lexed).
+fn expr(s: &Stencil, e: &Expr) -> TokenStream {
+    let text = infix::to_string(&Rust(s), e);
+    text.parse().unwrap_or_else(|err| {
+        let msg = format!("kernels-gen emitted an expression rustc cannot lex ({err}): {text}");
+        quote!(::core::compile_error!(#msg))
+    })
 }
 
 /// The offset of a tap from `base` (the current row's first domain point) as tokens,
@@ -275,13 +291,13 @@ fn unpack(s: &Stencil) -> TokenStream {
     let name = &s.name;
     quote! {
         let [#(#outs),*] = outs else {
-            return Err(::ppstencil::__private::Error::arity(#name, "output fields"));
+            return ::std::result::Result::Err(::ppstencil::__private::Error::arity(#name, "output fields"));
         };
         let [#(#ins),*] = ins else {
-            return Err(::ppstencil::__private::Error::arity(#name, "input fields"));
+            return ::std::result::Result::Err(::ppstencil::__private::Error::arity(#name, "input fields"));
         };
         let &[#(#reals),*] = reals else {
-            return Err(::ppstencil::__private::Error::arity(#name, "real scalars"));
+            return ::std::result::Result::Err(::ppstencil::__private::Error::arity(#name, "real scalars"));
         };
     }
 }
@@ -360,7 +376,7 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
             ::ppstencil::__private::run_rows(plan, |mode| {
                 Self::rows(grid, grid.z0, mode, #(&mut #outs[domain.clone()],)* #(#ins,)* #(#reals,)*)
             });
-            Ok(())
+            ::std::result::Result::Ok(())
         }
     }
 }
@@ -397,7 +413,7 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
                     Self::rows(grid, z_first, mode, #(#outs,)* #(#ins,)* #(#reals,)*)
                 });
             });
-            Ok(())
+            ::std::result::Result::Ok(())
         }
     }
 }
@@ -406,8 +422,25 @@ fn str_list(items: &[String]) -> TokenStream {
     quote!(&[#(#items),*])
 }
 
+/// Above this many top-level tokens, [`pretty`] leaves the code unformatted.
+const PRETTY_MAX_TOKENS: usize = 20_000;
+
 /// Pretty-prints a token stream of items (for `ppwave gen` and the embedded sources).
 pub fn pretty(items: TokenStream) -> String {
+    // prettyplease recurses along nested expressions: very long ones are shown unformatted.
+    let mut tokens = 0;
+    let mut groups = vec![items.clone()];
+    while let Some(g) = groups.pop() {
+        for tt in g {
+            tokens += 1;
+            if let proc_macro2::TokenTree::Group(inner) = tt {
+                groups.push(inner.stream());
+            }
+        }
+    }
+    if tokens > PRETTY_MAX_TOKENS {
+        return items.to_string();
+    }
     match syn::parse2::<syn::File>(items.clone()) {
         Ok(file) => prettyplease::unparse(&file),
         Err(_) => items.to_string(),
@@ -583,19 +616,19 @@ mod tests {
         );
         let src = host_source(&s, "serial");
         for line in [
-            "let p_m2_0 = &p[base - 2 * nx..][..n];",
-            "let p_m1_0 = &p[base - nx..][..n];",
-            "let p_0_0 = &p[base..][..n];",
-            "let p_2_0 = &p[base + 2 * nx..][..n];",
+            "let p__m2_0 = &p[base - 2 * nx..][..n];",
+            "let p__m1_0 = &p[base - nx..][..n];",
+            "let p__0_0 = &p[base..][..n];",
+            "let p__2_0 = &p[base + 2 * nx..][..n];",
             "let mut pzz = mode.output(&mut pzz[grid.x0..grid.x1]);",
             "for cols in pzz.blocks() {",
             "if mode.prefetch() {",
-            "::ppstencil::__private::prefetch(p_2_0, cols.start);",
+            "::ppstencil::__private::prefetch(p__2_0, cols.start);",
             "pzz.prefetch(cols.start);",
-            "let p_m2_0 = &p_m2_0[cols.clone()];",
+            "let p__m2_0 = &p__m2_0[cols.clone()];",
             "let mut pzz = pzz.block(cols);",
             "for i in 0..pzz.len() {",
-            "pzz[i] = T::lit(-0.08333333333333333) * p_m2_0[i]",
+            "pzz[i] = T::lit(-0.08333333333333333) * p__m2_0[i]",
             "for (row, pzz) in pzz.chunks_mut(grid.nx).enumerate() {",
             "let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);",
             "|mode| { Self::rows(grid, grid.z0, mode, &mut pzz[domain.clone()], p) },",
@@ -612,7 +645,7 @@ mod tests {
             .collect::<Vec<_>>()
             .join(" ");
         assert!(
-            src.contains("o[i] = c * (a_0_0[i] + b_0_0[i]) - (a_0_0[i] - b_0_0[i]) - -a_0_1[i] / (b_0_0[i] * c);"),
+            src.contains("o[i] = c * (a__0_0[i] + b__0_0[i]) - (a__0_0[i] - b__0_0[i]) - -a__0_1[i] / (b__0_0[i] * c);"),
             "{src}"
         );
     }
@@ -640,7 +673,7 @@ mod tests {
         assert!(src.contains("let mut a = a.block(cols.clone());"), "{src}");
         assert!(src.contains("let mut b = b.block(cols);"), "{src}");
         assert!(src.contains(".zip("), "{src}");
-        assert!(src.contains("b[i] = b[i] + p_0_1[i];"), "{src}");
+        assert!(src.contains("b[i] = b[i] + p__0_1[i];"), "{src}");
     }
 
     #[test]

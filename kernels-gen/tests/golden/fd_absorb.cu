@@ -15,9 +15,9 @@ extern "C" __global__ void fd_absorb_f32(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    float *__restrict__ pnew,
-    const float *__restrict__ pold,
-    const float *__restrict__ eta)
+    float *__restrict__ pnew_,
+    const float *__restrict__ pold_,
+    const float *__restrict__ eta_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -25,16 +25,16 @@ extern "C" __global__ void fd_absorb_f32(
         return;
     }
     const long long i = iz * nx + ix;
-    pnew[i] = (pnew[i] + eta[i] * pold[i]) / (1.0f + eta[i]);
+    pnew_[i] = (pnew_[i] + eta_[i] * pold_[i]) / (1.0f + eta_[i]);
 }
 
 extern "C" __global__ void fd_absorb_f64(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    double *__restrict__ pnew,
-    const double *__restrict__ pold,
-    const double *__restrict__ eta)
+    double *__restrict__ pnew_,
+    const double *__restrict__ pold_,
+    const double *__restrict__ eta_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -42,5 +42,5 @@ extern "C" __global__ void fd_absorb_f64(
         return;
     }
     const long long i = iz * nx + ix;
-    pnew[i] = (pnew[i] + eta[i] * pold[i]) / (1.0 + eta[i]);
+    pnew_[i] = (pnew_[i] + eta_[i] * pold_[i]) / (1.0 + eta_[i]);
 }

@@ -12,9 +12,9 @@ extern "C" __global__ void fd_kv2_f32(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    float *__restrict__ kv2,
-    const float *__restrict__ v,
-    const float dtdh2)
+    float *__restrict__ kv2_,
+    const float *__restrict__ v_,
+    const float dtdh2_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -22,16 +22,16 @@ extern "C" __global__ void fd_kv2_f32(
         return;
     }
     const long long i = iz * nx + ix;
-    kv2[i] = dtdh2 * v[i] * v[i];
+    kv2_[i] = dtdh2_ * v_[i] * v_[i];
 }
 
 extern "C" __global__ void fd_kv2_f64(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    double *__restrict__ kv2,
-    const double *__restrict__ v,
-    const double dtdh2)
+    double *__restrict__ kv2_,
+    const double *__restrict__ v_,
+    const double dtdh2_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -39,5 +39,5 @@ extern "C" __global__ void fd_kv2_f64(
         return;
     }
     const long long i = iz * nx + ix;
-    kv2[i] = dtdh2 * v[i] * v[i];
+    kv2_[i] = dtdh2_ * v_[i] * v_[i];
 }

@@ -23,8 +23,8 @@ extern "C" __global__ void fd_pxx_f32(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    float *__restrict__ pxx,
-    const float *__restrict__ p)
+    float *__restrict__ pxx_,
+    const float *__restrict__ p_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -32,15 +32,15 @@ extern "C" __global__ void fd_pxx_f32(
         return;
     }
     const long long i = iz * nx + ix;
-    pxx[i] = -0.083333336f * p[i - 2] + 1.3333334f * p[i - 1] - 2.5f * p[i] + 1.3333334f * p[i + 1] - 0.083333336f * p[i + 2];
+    pxx_[i] = -0.083333336f * p_[i - 2] + 1.3333334f * p_[i - 1] - 2.5f * p_[i] + 1.3333334f * p_[i + 1] - 0.083333336f * p_[i + 2];
 }
 
 extern "C" __global__ void fd_pxx_f64(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    double *__restrict__ pxx,
-    const double *__restrict__ p)
+    double *__restrict__ pxx_,
+    const double *__restrict__ p_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -48,5 +48,5 @@ extern "C" __global__ void fd_pxx_f64(
         return;
     }
     const long long i = iz * nx + ix;
-    pxx[i] = -0.08333333333333333 * p[i - 2] + 1.3333333333333333 * p[i - 1] - 2.5 * p[i] + 1.3333333333333333 * p[i + 1] - 0.08333333333333333 * p[i + 2];
+    pxx_[i] = -0.08333333333333333 * p_[i - 2] + 1.3333333333333333 * p_[i - 1] - 2.5 * p_[i] + 1.3333333333333333 * p_[i + 1] - 0.08333333333333333 * p_[i + 2];
 }

@@ -11,8 +11,8 @@ extern "C" __global__ void fd_pzz_f32(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    float *__restrict__ pzz,
-    const float *__restrict__ p)
+    float *__restrict__ pzz_,
+    const float *__restrict__ p_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -20,15 +20,15 @@ extern "C" __global__ void fd_pzz_f32(
         return;
     }
     const long long i = iz * nx + ix;
-    pzz[i] = -0.083333336f * p[i - 2 * nx] + 1.3333334f * p[i - nx] - 2.5f * p[i] + 1.3333334f * p[i + nx] - 0.083333336f * p[i + 2 * nx];
+    pzz_[i] = -0.083333336f * p_[i - 2 * nx] + 1.3333334f * p_[i - nx] - 2.5f * p_[i] + 1.3333334f * p_[i + nx] - 0.083333336f * p_[i + 2 * nx];
 }
 
 extern "C" __global__ void fd_pzz_f64(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    double *__restrict__ pzz,
-    const double *__restrict__ p)
+    double *__restrict__ pzz_,
+    const double *__restrict__ p_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -36,5 +36,5 @@ extern "C" __global__ void fd_pzz_f64(
         return;
     }
     const long long i = iz * nx + ix;
-    pzz[i] = -0.08333333333333333 * p[i - 2 * nx] + 1.3333333333333333 * p[i - nx] - 2.5 * p[i] + 1.3333333333333333 * p[i + nx] - 0.08333333333333333 * p[i + 2 * nx];
+    pzz_[i] = -0.08333333333333333 * p_[i - 2 * nx] + 1.3333333333333333 * p_[i - nx] - 2.5 * p_[i] + 1.3333333333333333 * p_[i + nx] - 0.08333333333333333 * p_[i + 2 * nx];
 }

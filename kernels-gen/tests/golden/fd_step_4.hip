@@ -15,10 +15,10 @@ extern "C" __global__ void fd_step_4_f32(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    float *__restrict__ pnew,
-    const float *__restrict__ p,
-    const float *__restrict__ pold,
-    const float *__restrict__ kv2)
+    float *__restrict__ pnew_,
+    const float *__restrict__ p_,
+    const float *__restrict__ pold_,
+    const float *__restrict__ kv2_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -26,19 +26,19 @@ extern "C" __global__ void fd_step_4_f32(
         return;
     }
     const long long i = iz * nx + ix;
-    const float pxx = -0.083333336f * p[i - 2] + 1.3333334f * p[i - 1] - 2.5f * p[i] + 1.3333334f * p[i + 1] - 0.083333336f * p[i + 2];
-    const float pzz = -0.083333336f * p[i - 2 * nx] + 1.3333334f * p[i - nx] - 2.5f * p[i] + 1.3333334f * p[i + nx] - 0.083333336f * p[i + 2 * nx];
-    pnew[i] = 2.0f * p[i] - pold[i] + kv2[i] * (pxx + pzz);
+    const float pxx_ = -0.083333336f * p_[i - 2] + 1.3333334f * p_[i - 1] - 2.5f * p_[i] + 1.3333334f * p_[i + 1] - 0.083333336f * p_[i + 2];
+    const float pzz_ = -0.083333336f * p_[i - 2 * nx] + 1.3333334f * p_[i - nx] - 2.5f * p_[i] + 1.3333334f * p_[i + nx] - 0.083333336f * p_[i + 2 * nx];
+    pnew_[i] = 2.0f * p_[i] - pold_[i] + kv2_[i] * (pxx_ + pzz_);
 }
 
 extern "C" __global__ void fd_step_4_f64(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    double *__restrict__ pnew,
-    const double *__restrict__ p,
-    const double *__restrict__ pold,
-    const double *__restrict__ kv2)
+    double *__restrict__ pnew_,
+    const double *__restrict__ p_,
+    const double *__restrict__ pold_,
+    const double *__restrict__ kv2_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -46,7 +46,7 @@ extern "C" __global__ void fd_step_4_f64(
         return;
     }
     const long long i = iz * nx + ix;
-    const double pxx = -0.08333333333333333 * p[i - 2] + 1.3333333333333333 * p[i - 1] - 2.5 * p[i] + 1.3333333333333333 * p[i + 1] - 0.08333333333333333 * p[i + 2];
-    const double pzz = -0.08333333333333333 * p[i - 2 * nx] + 1.3333333333333333 * p[i - nx] - 2.5 * p[i] + 1.3333333333333333 * p[i + nx] - 0.08333333333333333 * p[i + 2 * nx];
-    pnew[i] = 2.0 * p[i] - pold[i] + kv2[i] * (pxx + pzz);
+    const double pxx_ = -0.08333333333333333 * p_[i - 2] + 1.3333333333333333 * p_[i - 1] - 2.5 * p_[i] + 1.3333333333333333 * p_[i + 1] - 0.08333333333333333 * p_[i + 2];
+    const double pzz_ = -0.08333333333333333 * p_[i - 2 * nx] + 1.3333333333333333 * p_[i - nx] - 2.5 * p_[i] + 1.3333333333333333 * p_[i + nx] - 0.08333333333333333 * p_[i + 2 * nx];
+    pnew_[i] = 2.0 * p_[i] - pold_[i] + kv2_[i] * (pxx_ + pzz_);
 }

@@ -11,10 +11,10 @@ extern "C" __global__ void fd_step_8_f32(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    float *__restrict__ pnew,
-    const float *__restrict__ p,
-    const float *__restrict__ pold,
-    const float *__restrict__ kv2)
+    float *__restrict__ pnew_,
+    const float *__restrict__ p_,
+    const float *__restrict__ pold_,
+    const float *__restrict__ kv2_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -22,17 +22,17 @@ extern "C" __global__ void fd_step_8_f32(
         return;
     }
     const long long i = iz * nx + ix;
-    pnew[i] = 2.0f * p[i] - pold[i] + kv2[i] * (-0.0017857143f * p[i - 4] + 0.025396826f * p[i - 3] - 0.2f * p[i - 2] + 1.6f * p[i - 1] - 2.8472223f * p[i] + 1.6f * p[i + 1] - 0.2f * p[i + 2] + 0.025396826f * p[i + 3] - 0.0017857143f * p[i + 4] + (-0.0017857143f * p[i - 4 * nx] + 0.025396826f * p[i - 3 * nx] - 0.2f * p[i - 2 * nx] + 1.6f * p[i - nx] - 2.8472223f * p[i] + 1.6f * p[i + nx] - 0.2f * p[i + 2 * nx] + 0.025396826f * p[i + 3 * nx] - 0.0017857143f * p[i + 4 * nx]));
+    pnew_[i] = 2.0f * p_[i] - pold_[i] + kv2_[i] * (-0.0017857143f * p_[i - 4] + 0.025396826f * p_[i - 3] - 0.2f * p_[i - 2] + 1.6f * p_[i - 1] - 2.8472223f * p_[i] + 1.6f * p_[i + 1] - 0.2f * p_[i + 2] + 0.025396826f * p_[i + 3] - 0.0017857143f * p_[i + 4] + (-0.0017857143f * p_[i - 4 * nx] + 0.025396826f * p_[i - 3 * nx] - 0.2f * p_[i - 2 * nx] + 1.6f * p_[i - nx] - 2.8472223f * p_[i] + 1.6f * p_[i + nx] - 0.2f * p_[i + 2 * nx] + 0.025396826f * p_[i + 3 * nx] - 0.0017857143f * p_[i + 4 * nx]));
 }
 
 extern "C" __global__ void fd_step_8_f64(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    double *__restrict__ pnew,
-    const double *__restrict__ p,
-    const double *__restrict__ pold,
-    const double *__restrict__ kv2)
+    double *__restrict__ pnew_,
+    const double *__restrict__ p_,
+    const double *__restrict__ pold_,
+    const double *__restrict__ kv2_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -40,5 +40,5 @@ extern "C" __global__ void fd_step_8_f64(
         return;
     }
     const long long i = iz * nx + ix;
-    pnew[i] = 2.0 * p[i] - pold[i] + kv2[i] * (-0.0017857142857142857 * p[i - 4] + 0.025396825396825397 * p[i - 3] - 0.2 * p[i - 2] + 1.6 * p[i - 1] - 2.8472222222222223 * p[i] + 1.6 * p[i + 1] - 0.2 * p[i + 2] + 0.025396825396825397 * p[i + 3] - 0.0017857142857142857 * p[i + 4] + (-0.0017857142857142857 * p[i - 4 * nx] + 0.025396825396825397 * p[i - 3 * nx] - 0.2 * p[i - 2 * nx] + 1.6 * p[i - nx] - 2.8472222222222223 * p[i] + 1.6 * p[i + nx] - 0.2 * p[i + 2 * nx] + 0.025396825396825397 * p[i + 3 * nx] - 0.0017857142857142857 * p[i + 4 * nx]));
+    pnew_[i] = 2.0 * p_[i] - pold_[i] + kv2_[i] * (-0.0017857142857142857 * p_[i - 4] + 0.025396825396825397 * p_[i - 3] - 0.2 * p_[i - 2] + 1.6 * p_[i - 1] - 2.8472222222222223 * p_[i] + 1.6 * p_[i + 1] - 0.2 * p_[i + 2] + 0.025396825396825397 * p_[i + 3] - 0.0017857142857142857 * p_[i + 4] + (-0.0017857142857142857 * p_[i - 4 * nx] + 0.025396825396825397 * p_[i - 3 * nx] - 0.2 * p_[i - 2 * nx] + 1.6 * p_[i - nx] - 2.8472222222222223 * p_[i] + 1.6 * p_[i + nx] - 0.2 * p_[i + 2 * nx] + 0.025396825396825397 * p_[i + 3 * nx] - 0.0017857142857142857 * p_[i + 4 * nx]));
 }

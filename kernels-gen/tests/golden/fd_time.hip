@@ -11,13 +11,13 @@ extern "C" __global__ void fd_time_f32(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    float *__restrict__ pnew,
-    const float *__restrict__ p,
-    const float *__restrict__ pold,
-    const float *__restrict__ v,
-    const float *__restrict__ pxx,
-    const float *__restrict__ pzz,
-    const float dtdh2)
+    float *__restrict__ pnew_,
+    const float *__restrict__ p_,
+    const float *__restrict__ pold_,
+    const float *__restrict__ v_,
+    const float *__restrict__ pxx_,
+    const float *__restrict__ pzz_,
+    const float dtdh2_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -25,20 +25,20 @@ extern "C" __global__ void fd_time_f32(
         return;
     }
     const long long i = iz * nx + ix;
-    pnew[i] = 2.0f * p[i] - pold[i] + dtdh2 * v[i] * v[i] * (pxx[i] + pzz[i]);
+    pnew_[i] = 2.0f * p_[i] - pold_[i] + dtdh2_ * v_[i] * v_[i] * (pxx_[i] + pzz_[i]);
 }
 
 extern "C" __global__ void fd_time_f64(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    double *__restrict__ pnew,
-    const double *__restrict__ p,
-    const double *__restrict__ pold,
-    const double *__restrict__ v,
-    const double *__restrict__ pxx,
-    const double *__restrict__ pzz,
-    const double dtdh2)
+    double *__restrict__ pnew_,
+    const double *__restrict__ p_,
+    const double *__restrict__ pold_,
+    const double *__restrict__ v_,
+    const double *__restrict__ pxx_,
+    const double *__restrict__ pzz_,
+    const double dtdh2_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -46,5 +46,5 @@ extern "C" __global__ void fd_time_f64(
         return;
     }
     const long long i = iz * nx + ix;
-    pnew[i] = 2.0 * p[i] - pold[i] + dtdh2 * v[i] * v[i] * (pxx[i] + pzz[i]);
+    pnew_[i] = 2.0 * p_[i] - pold_[i] + dtdh2_ * v_[i] * v_[i] * (pxx_[i] + pzz_[i]);
 }

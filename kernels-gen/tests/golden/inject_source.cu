@@ -13,8 +13,8 @@ extern "C" __global__ void inject_source_f32(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    float *__restrict__ p,
-    const float value)
+    float *__restrict__ p_,
+    const float value_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -22,15 +22,15 @@ extern "C" __global__ void inject_source_f32(
         return;
     }
     const long long i = iz * nx + ix;
-    p[i] = p[i] + value;
+    p_[i] = p_[i] + value_;
 }
 
 extern "C" __global__ void inject_source_f64(
     const long long nz, const long long nx,
     const long long z0, const long long z1,
     const long long x0, const long long x1,
-    double *__restrict__ p,
-    const double value)
+    double *__restrict__ p_,
+    const double value_)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
@@ -38,5 +38,5 @@ extern "C" __global__ void inject_source_f64(
         return;
     }
     const long long i = iz * nx + ix;
-    p[i] = p[i] + value;
+    p_[i] = p_[i] + value_;
 }

@@ -1,0 +1,85 @@
+impl FdAbsorb {
+    /// One row of `fd_absorb`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    #[inline(always)]
+    #[allow(
+        clippy::too_many_arguments,
+        clippy::needless_range_loop,
+        unused_variables,
+        unused_mut
+    )]
+    fn row<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        iz: usize,
+        mode: ::ppstencil::__private::RowMode<'_>,
+        pnew: &mut [T],
+        pold: &[T],
+        eta: &[T],
+    ) {
+        let nx = grid.nx;
+        let n = grid.x1 - grid.x0;
+        let base = iz * nx + grid.x0;
+        let mut pnew = mode.inout(&mut pnew[grid.x0..grid.x1]);
+        let pold__0_0 = &pold[base..][..n];
+        let eta__0_0 = &eta[base..][..n];
+        for cols in pnew.blocks() {
+            if mode.prefetch() {
+                ::ppstencil::__private::prefetch(pold__0_0, cols.start);
+                ::ppstencil::__private::prefetch(eta__0_0, cols.start);
+                pnew.prefetch(cols.start);
+            }
+            let pold__0_0 = &pold__0_0[cols.clone()];
+            let eta__0_0 = &eta__0_0[cols.clone()];
+            let mut pnew = pnew.block(cols);
+            for i in 0..pnew.len() {
+                pnew[i] = (pnew[i] + eta__0_0[i] * pold__0_0[i])
+                    / (T::lit(1.0) + eta__0_0[i]);
+            }
+        }
+    }
+    /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn rows<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        z_first: usize,
+        mode: ::ppstencil::__private::RowMode<'_>,
+        pnew: &mut [T],
+        pold: &[T],
+        eta: &[T],
+    ) {
+        for (row, pnew) in pnew.chunks_mut(grid.nx).enumerate() {
+            Self::row(grid, z_first + row, mode, pnew, pold, eta);
+        }
+    }
+    fn serial<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        outs: &mut [&mut [T]],
+        ins: &[&[T]],
+        reals: &[T],
+    ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
+        let [pnew] = outs else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_absorb", "output fields"),
+            );
+        };
+        let [pold, eta] = ins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_absorb", "input fields"),
+            );
+        };
+        let &[] = reals else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_absorb", "real scalars"),
+            );
+        };
+        let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
+        let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 3);
+        ::ppstencil::__private::run_rows(
+            plan,
+            |mode| {
+                Self::rows(grid, grid.z0, mode, &mut pnew[domain.clone()], pold, eta)
+            },
+        );
+        ::std::result::Result::Ok(())
+    }
+}

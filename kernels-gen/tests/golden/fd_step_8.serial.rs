@@ -1,0 +1,136 @@
+impl FdStep8 {
+    /// One row of `fd_step_8`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    #[inline(always)]
+    #[allow(
+        clippy::too_many_arguments,
+        clippy::needless_range_loop,
+        unused_variables,
+        unused_mut
+    )]
+    fn row<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        iz: usize,
+        mode: ::ppstencil::__private::RowMode<'_>,
+        pnew: &mut [T],
+        p: &[T],
+        pold: &[T],
+        kv2: &[T],
+    ) {
+        let nx = grid.nx;
+        let n = grid.x1 - grid.x0;
+        let base = iz * nx + grid.x0;
+        let mut pnew = mode.output(&mut pnew[grid.x0..grid.x1]);
+        let p__m4_0 = &p[base - 4 * nx..][..n];
+        let p__m3_0 = &p[base - 3 * nx..][..n];
+        let p__m2_0 = &p[base - 2 * nx..][..n];
+        let p__m1_0 = &p[base - nx..][..n];
+        let p__0_m4 = &p[base - 4..][..n];
+        let p__0_m3 = &p[base - 3..][..n];
+        let p__0_m2 = &p[base - 2..][..n];
+        let p__0_m1 = &p[base - 1..][..n];
+        let p__0_0 = &p[base..][..n];
+        let p__0_1 = &p[base + 1..][..n];
+        let p__0_2 = &p[base + 2..][..n];
+        let p__0_3 = &p[base + 3..][..n];
+        let p__0_4 = &p[base + 4..][..n];
+        let p__1_0 = &p[base + nx..][..n];
+        let p__2_0 = &p[base + 2 * nx..][..n];
+        let p__3_0 = &p[base + 3 * nx..][..n];
+        let p__4_0 = &p[base + 4 * nx..][..n];
+        let pold__0_0 = &pold[base..][..n];
+        let kv2__0_0 = &kv2[base..][..n];
+        for cols in pnew.blocks() {
+            if mode.prefetch() {
+                ::ppstencil::__private::prefetch(p__4_0, cols.start);
+                ::ppstencil::__private::prefetch(pold__0_0, cols.start);
+                ::ppstencil::__private::prefetch(kv2__0_0, cols.start);
+                pnew.prefetch(cols.start);
+            }
+            let p__m4_0 = &p__m4_0[cols.clone()];
+            let p__m3_0 = &p__m3_0[cols.clone()];
+            let p__m2_0 = &p__m2_0[cols.clone()];
+            let p__m1_0 = &p__m1_0[cols.clone()];
+            let p__0_m4 = &p__0_m4[cols.clone()];
+            let p__0_m3 = &p__0_m3[cols.clone()];
+            let p__0_m2 = &p__0_m2[cols.clone()];
+            let p__0_m1 = &p__0_m1[cols.clone()];
+            let p__0_0 = &p__0_0[cols.clone()];
+            let p__0_1 = &p__0_1[cols.clone()];
+            let p__0_2 = &p__0_2[cols.clone()];
+            let p__0_3 = &p__0_3[cols.clone()];
+            let p__0_4 = &p__0_4[cols.clone()];
+            let p__1_0 = &p__1_0[cols.clone()];
+            let p__2_0 = &p__2_0[cols.clone()];
+            let p__3_0 = &p__3_0[cols.clone()];
+            let p__4_0 = &p__4_0[cols.clone()];
+            let pold__0_0 = &pold__0_0[cols.clone()];
+            let kv2__0_0 = &kv2__0_0[cols.clone()];
+            let mut pnew = pnew.block(cols);
+            for i in 0..pnew.len() {
+                pnew[i] = T::lit(2.0) * p__0_0[i] - pold__0_0[i]
+                    + kv2__0_0[i]
+                        * (T::lit(-0.0017857142857142857) * p__0_m4[i]
+                            + T::lit(0.025396825396825397) * p__0_m3[i]
+                            - T::lit(0.2) * p__0_m2[i] + T::lit(1.6) * p__0_m1[i]
+                            - T::lit(2.8472222222222223) * p__0_0[i]
+                            + T::lit(1.6) * p__0_1[i] - T::lit(0.2) * p__0_2[i]
+                            + T::lit(0.025396825396825397) * p__0_3[i]
+                            - T::lit(0.0017857142857142857) * p__0_4[i]
+                            + (T::lit(-0.0017857142857142857) * p__m4_0[i]
+                                + T::lit(0.025396825396825397) * p__m3_0[i]
+                                - T::lit(0.2) * p__m2_0[i] + T::lit(1.6) * p__m1_0[i]
+                                - T::lit(2.8472222222222223) * p__0_0[i]
+                                + T::lit(1.6) * p__1_0[i] - T::lit(0.2) * p__2_0[i]
+                                + T::lit(0.025396825396825397) * p__3_0[i]
+                                - T::lit(0.0017857142857142857) * p__4_0[i]));
+            }
+        }
+    }
+    /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn rows<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        z_first: usize,
+        mode: ::ppstencil::__private::RowMode<'_>,
+        pnew: &mut [T],
+        p: &[T],
+        pold: &[T],
+        kv2: &[T],
+    ) {
+        for (row, pnew) in pnew.chunks_mut(grid.nx).enumerate() {
+            Self::row(grid, z_first + row, mode, pnew, p, pold, kv2);
+        }
+    }
+    fn serial<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        outs: &mut [&mut [T]],
+        ins: &[&[T]],
+        reals: &[T],
+    ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
+        let [pnew] = outs else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_step_8", "output fields"),
+            );
+        };
+        let [p, pold, kv2] = ins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_step_8", "input fields"),
+            );
+        };
+        let &[] = reals else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_step_8", "real scalars"),
+            );
+        };
+        let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
+        let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 4);
+        ::ppstencil::__private::run_rows(
+            plan,
+            |mode| {
+                Self::rows(grid, grid.z0, mode, &mut pnew[domain.clone()], p, pold, kv2)
+            },
+        );
+        ::std::result::Result::Ok(())
+    }
+}

@@ -1,0 +1,122 @@
+impl FdTime {
+    /// One row of `fd_time`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    #[inline(always)]
+    #[allow(
+        clippy::too_many_arguments,
+        clippy::needless_range_loop,
+        unused_variables,
+        unused_mut
+    )]
+    fn row<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        iz: usize,
+        mode: ::ppstencil::__private::RowMode<'_>,
+        pnew: &mut [T],
+        p: &[T],
+        pold: &[T],
+        v: &[T],
+        pxx: &[T],
+        pzz: &[T],
+        dtdh2: T,
+    ) {
+        let nx = grid.nx;
+        let n = grid.x1 - grid.x0;
+        let base = iz * nx + grid.x0;
+        let mut pnew = mode.output(&mut pnew[grid.x0..grid.x1]);
+        let p__0_0 = &p[base..][..n];
+        let pold__0_0 = &pold[base..][..n];
+        let v__0_0 = &v[base..][..n];
+        let pxx__0_0 = &pxx[base..][..n];
+        let pzz__0_0 = &pzz[base..][..n];
+        for cols in pnew.blocks() {
+            if mode.prefetch() {
+                ::ppstencil::__private::prefetch(p__0_0, cols.start);
+                ::ppstencil::__private::prefetch(pold__0_0, cols.start);
+                ::ppstencil::__private::prefetch(v__0_0, cols.start);
+                ::ppstencil::__private::prefetch(pxx__0_0, cols.start);
+                ::ppstencil::__private::prefetch(pzz__0_0, cols.start);
+                pnew.prefetch(cols.start);
+            }
+            let p__0_0 = &p__0_0[cols.clone()];
+            let pold__0_0 = &pold__0_0[cols.clone()];
+            let v__0_0 = &v__0_0[cols.clone()];
+            let pxx__0_0 = &pxx__0_0[cols.clone()];
+            let pzz__0_0 = &pzz__0_0[cols.clone()];
+            let mut pnew = pnew.block(cols);
+            for i in 0..pnew.len() {
+                pnew[i] = T::lit(2.0) * p__0_0[i] - pold__0_0[i]
+                    + dtdh2 * v__0_0[i] * v__0_0[i] * (pxx__0_0[i] + pzz__0_0[i]);
+            }
+        }
+    }
+    /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn rows<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        z_first: usize,
+        mode: ::ppstencil::__private::RowMode<'_>,
+        pnew: &mut [T],
+        p: &[T],
+        pold: &[T],
+        v: &[T],
+        pxx: &[T],
+        pzz: &[T],
+        dtdh2: T,
+    ) {
+        for (row, pnew) in pnew.chunks_mut(grid.nx).enumerate() {
+            Self::row(grid, z_first + row, mode, pnew, p, pold, v, pxx, pzz, dtdh2);
+        }
+    }
+    fn rayon<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        outs: &mut [&mut [T]],
+        ins: &[&[T]],
+        reals: &[T],
+        chunk_rows: usize,
+    ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
+        use ::ppstencil::__private::rayon::prelude::*;
+        let [pnew] = outs else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_time", "output fields"),
+            );
+        };
+        let [p, pold, v, pxx, pzz] = ins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_time", "input fields"),
+            );
+        };
+        let &[dtdh2] = reals else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_time", "real scalars"),
+            );
+        };
+        let chunk_rows = chunk_rows.max(1);
+        let task_len = chunk_rows * grid.nx;
+        let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 6);
+        pnew[grid.z0 * grid.nx..grid.z1 * grid.nx]
+            .par_chunks_mut(task_len)
+            .enumerate()
+            .for_each(|(task, pnew)| {
+                let z_first = grid.z0 + task * chunk_rows;
+                ::ppstencil::__private::run_rows(
+                    plan,
+                    |mode| {
+                        Self::rows(
+                            grid,
+                            z_first,
+                            mode,
+                            pnew,
+                            p,
+                            pold,
+                            v,
+                            pxx,
+                            pzz,
+                            dtdh2,
+                        )
+                    },
+                );
+            });
+        ::std::result::Result::Ok(())
+    }
+}
