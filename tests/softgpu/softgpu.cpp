@@ -401,8 +401,8 @@ struct Arch {
     unsigned mach;
     const char *name;
 };
-const Arch ARCHS[] = {{0x2c, "gfx906"}, {0x2f, "gfx908"}, {0x3f, "gfx90a"}, {0x36, "gfx1030"},
-                      {0x40, "gfx940"}, {0x4c, "gfx942"}, {0x41, "gfx1100"}, {0x2b, "gfx900"}};
+const Arch ARCHS[] = {{0x2f, "gfx906"}, {0x30, "gfx908"}, {0x3f, "gfx90a"}, {0x36, "gfx1030"},
+                      {0x40, "gfx940"}, {0x4c, "gfx942"}, {0x41, "gfx1100"}, {0x2c, "gfx900"}};
 const char *arch_name(unsigned mach)
 {
     for (const Arch &a : ARCHS)
@@ -1025,14 +1025,15 @@ const char *code_name(int c)
 #endif
 }
 
-// PPSOFT_RESULT_OVERRIDE=<call>:<code> makes <call> return <code> (e.g. an unknown 12345).
-int overridden(const char *call, int r)
+// PPSOFT_RESULT_OVERRIDE=<call>:<code> makes <call> fail with <code> (e.g. an unknown 12345)
+// without doing anything; 0 when not overridden.
+int override_for(const char *call)
 {
     std::string o = env_str("PPSOFT_RESULT_OVERRIDE", "");
     auto colon = o.find(':');
     if (colon != std::string::npos && o.substr(0, colon) == call)
         return atoi(o.c_str() + colon + 1);
-    return r;
+    return OK;
 }
 
 } // namespace
@@ -1187,8 +1188,18 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *dev)
         return r;
     return dev ? (*dev = d, OK) : INVALID_VALUE;
 }
-EXPORT CUresult cuCtxSynchronize() { return overridden("cuCtxSynchronize", do_sync()); }
-EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { return overridden("cuMemAlloc", do_malloc(p, bytes)); }
+EXPORT CUresult cuCtxSynchronize()
+{
+    if (int o = override_for("cuCtxSynchronize"))
+        return o;
+    return do_sync();
+}
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+    if (int o = override_for("cuMemAlloc"))
+        return o;
+    return do_malloc(p, bytes);
+}
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) { return do_free(p); }
 EXPORT CUresult cuMemGetInfo_v2(size_t *fr, size_t *total) { return do_mem_info(fr, total); }
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
@@ -1273,7 +1284,9 @@ EXPORT hipError_t hipDeviceGetAttribute(int *v, int, int dev)
 }
 EXPORT hipError_t hipMalloc(void **p, size_t bytes)
 {
-    return last(overridden("hipMalloc", do_malloc(reinterpret_cast<u64 *>(p), bytes)));
+    if (int o = override_for("hipMalloc"))
+        return last(o);
+    return last(do_malloc(reinterpret_cast<u64 *>(p), bytes));
 }
 EXPORT hipError_t hipFree(void *p) { return last(do_free((u64)p)); }
 EXPORT hipError_t hipMemGetInfo(size_t *fr, size_t *total) { return last(do_mem_info(fr, total)); }
@@ -1295,7 +1308,12 @@ EXPORT hipError_t hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsig
     const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
     return last(do_launch(f, g, b, shared, stream, params, extra));
 }
-EXPORT hipError_t hipDeviceSynchronize() { return last(overridden("hipDeviceSynchronize", do_sync())); }
+EXPORT hipError_t hipDeviceSynchronize()
+{
+    if (int o = override_for("hipDeviceSynchronize"))
+        return last(o);
+    return last(do_sync());
+}
 EXPORT hipError_t hipGetLastError()
 {
     int r = tl_last;

@@ -59,10 +59,12 @@ pub(crate) trait Driver: 'static {
     unsafe fn dtod(dst: u64, src: u64, bytes: usize) -> Result<()>;
     /// Checks a module image and reads its kernel names (no driver call).
     fn inspect(image: &[u8]) -> Result<Image>;
-    /// Loads a checked module image. The image stays alive and unchanged for the module's
-    /// life (the registry owns it). Errors name the module (`origin`), the architectures and
-    /// the fix.
-    fn load_module(image: &[u8], checked: &Image, origin: &str) -> Result<usize>;
+    /// Loads a checked module image; `Ok(None)` when it is for another GPU architecture. The
+    /// image stays alive and unchanged for the module's life (the registry owns it). Errors
+    /// name the module (`origin`), the architectures and the fix.
+    fn load_module(image: &[u8], checked: &Image, origin: &str) -> Result<Option<usize>>;
+    /// The error when none of a module's images (for `archs`) is for this device.
+    fn no_image_for_device(origin: &str, archs: &[&str]) -> Error;
     /// Looks a kernel up in a module.
     fn get_function(module: usize, name: &str) -> Result<usize>;
     /// The most threads per block `function` can be launched with on this device.
@@ -131,49 +133,61 @@ pub(crate) fn is_kernel_fault(code: i32) -> bool {
     matches!(code, 700 | 714..=719)
 }
 
-/// Checks and loads one module image (`origin` names it in errors) and registers its
-/// kernels. Loading an image identical to one already loaded does nothing; a kernel name
-/// that another loaded module defines is an error.
-pub(crate) fn add_module<D: Driver>(image: &[u8], origin: &str) -> Result<()> {
+/// Loads the first of `images` (`(architecture, bytes)` pairs; CUDA passes one PTX) that
+/// the device accepts, after checking it, and registers its kernels; `origin` names the
+/// module in errors. Loading an image already loaded does nothing; a kernel name that another
+/// loaded module defines is an error; no image for this device is an error naming the
+/// architectures and the fix.
+pub(crate) fn add_module<D: Driver>(images: &[(&str, &[u8])], origin: &str) -> Result<()> {
     D::ready()?;
-    let checked = D::inspect(image)?;
     let mut reg = lock::<D>()?;
-    if reg.modules.iter().any(|m| *m.image == *image) {
+    if images
+        .iter()
+        .any(|(_, img)| reg.modules.iter().any(|m| *m.image == **img))
+    {
         return Ok(());
     }
-    for k in &checked.kernels {
-        if let Some(other) = reg.kernels.get(k) {
-            return Err(Error::invalid(
-                format!("{} kernel in {origin}", D::BACKEND),
-                k,
-                format!(
-                    "{} already defines it; kernels are found by name, so every stencil loaded \
-                     on a device needs its own name (a changed module cannot replace a loaded \
-                     one): rename the stencil",
-                    reg.modules[other.module].origin
-                ),
-            ));
+    let mut refused = Vec::new();
+    for (arch, image) in images {
+        let checked = D::inspect(image)?;
+        for k in &checked.kernels {
+            if let Some(other) = reg.kernels.get(k) {
+                return Err(Error::invalid(
+                    format!("{} kernel in {origin}", D::BACKEND),
+                    k,
+                    format!(
+                        "{} already defines it; kernels are found by name, so every stencil \
+                         loaded on a device needs its own name (a changed module cannot replace \
+                         a loaded one): rename the stencil",
+                        reg.modules[other.module].origin
+                    ),
+                ));
+            }
         }
+        // The registry owns the image for the module's life: HIP may read it after loading.
+        let image: Box<[u8]> = (*image).into();
+        let Some(handle) = D::load_module(&image, &checked, origin)? else {
+            refused.push(*arch);
+            continue;
+        };
+        let index = reg.modules.len();
+        reg.modules.push(Module {
+            handle,
+            origin: origin.to_string(),
+            image,
+        });
+        for k in checked.kernels {
+            reg.kernels.insert(
+                k,
+                Kernel {
+                    module: index,
+                    function: None,
+                },
+            );
+        }
+        return Ok(());
     }
-    // The registry owns the image for the module's life: HIP may read it after loading.
-    let image: Box<[u8]> = image.into();
-    let handle = D::load_module(&image, &checked, origin)?;
-    let index = reg.modules.len();
-    reg.modules.push(Module {
-        handle,
-        origin: origin.to_string(),
-        image,
-    });
-    for k in checked.kernels {
-        reg.kernels.insert(
-            k,
-            Kernel {
-                module: index,
-                function: None,
-            },
-        );
-    }
-    Ok(())
+    Err(D::no_image_for_device(origin, &refused))
 }
 
 /// Kernel `name` (looked up once) and its maximum threads per block.

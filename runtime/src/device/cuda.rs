@@ -42,7 +42,7 @@ impl Cuda {
                 ),
             });
         }
-        add_module::<CudaDriver>(BUILTIN_PTX, BUILTIN_ORIGIN)?;
+        add_module::<CudaDriver>(&[("PTX", BUILTIN_PTX)], BUILTIN_ORIGIN)?;
         Ok(Cuda::opened())
     }
 
@@ -52,7 +52,8 @@ impl Cuda {
     /// is an error.
     pub fn load_module(&self, ptx: &[u8]) -> Result<()> {
         let n = CudaDriver::registry().lock().map_or(0, |r| r.len());
-        add_module::<CudaDriver>(ptx, &format!("user CUDA module {n} ({} bytes)", ptx.len()))
+        let origin = format!("user CUDA module {n} ({} bytes)", ptx.len());
+        add_module::<CudaDriver>(&[("PTX", ptx)], &origin)
     }
 }
 
@@ -312,7 +313,7 @@ impl Driver for CudaDriver {
         image::ptx(image)
     }
 
-    fn load_module(image: &[u8], checked: &Image, origin: &str) -> Result<usize> {
+    fn load_module(image: &[u8], checked: &Image, origin: &str) -> Result<Option<usize>> {
         // The driver reads PTX up to a NUL: `image::ptx` checked there is none inside.
         let text = image.split(|&b| b == 0).next().unwrap_or_default();
         let ptx = CString::new(text).map_err(|_| Error::invalid("PTX", origin, "not text"))?;
@@ -337,8 +338,15 @@ impl Driver for CudaDriver {
                     ),
                 });
             }
-            Ok(m as usize)
+            Ok(Some(m as usize))
         })
+    }
+
+    fn no_image_for_device(origin: &str, archs: &[&str]) -> Error {
+        Error::Device {
+            call: format!("loading {origin} on CUDA device 0"),
+            code: format!("no image for this device among [{}]", archs.join(", ")),
+        }
     }
 
     fn get_function(module: usize, name: &str) -> Result<usize> {

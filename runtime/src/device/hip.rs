@@ -44,7 +44,7 @@ impl Hip {
                 ),
             });
         }
-        load_code_objects(BUILTIN, BUILTIN_ORIGIN)?;
+        add_module::<HipDriver>(BUILTIN, BUILTIN_ORIGIN)?;
         Ok(Hip::opened())
     }
 
@@ -55,36 +55,9 @@ impl Hip {
     /// nothing; a kernel name another loaded module defines is an error.
     pub fn load_code_objects(&self, objects: &[(&str, &[u8])]) -> Result<()> {
         let n = HipDriver::registry().lock().map_or(0, |r| r.len());
-        load_code_objects(objects, &format!("user HIP module {n}"))
+        add_module::<HipDriver>(objects, &format!("user HIP module {n}"))
     }
 }
-
-/// Loads the first code object of `objects` the device accepts; none is an error naming the
-/// architectures and the fix.
-fn load_code_objects(objects: &[(&str, &[u8])], origin: &str) -> Result<()> {
-    let mut refused = Vec::new();
-    for (arch, image) in objects {
-        match add_module::<HipDriver>(image, &format!("{origin} ({arch})")) {
-            Ok(()) => return Ok(()),
-            Err(Error::Device { code, .. }) if code.contains(NOT_FOR_THIS_GPU) => {
-                refused.push(*arch)
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Err(Error::Device {
-        call: format!("loading {origin} on HIP device 0 with hipModuleLoadData"),
-        code: format!(
-            "no code object is for this GPU: it has code objects for [{}] only; rebuild with \
-             PPSTENCIL_HIP_ARCHS listing the GPU's gfx architecture (`rocminfo | grep gfx` shows \
-             it, e.g. gfx942 or gfx1100)",
-            refused.join(", ")
-        ),
-    })
-}
-
-/// Marks a load error meaning "this code object is for another GPU".
-const NOT_FOR_THIS_GPU: &str = "not for this GPU";
 
 driver_api! {
     #[cfg_attr(not(test), allow(dead_code))]
@@ -95,7 +68,6 @@ driver_api! {
         fn hipSetDevice(device: i32) -> i32;
         fn hipMalloc(ptr: *mut *mut c_void, bytes: usize) -> i32;
         fn hipFree(ptr: *mut c_void) -> i32;
-        fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> i32;
         fn hipMemset(ptr: *mut c_void, value: i32, bytes: usize) -> i32;
         fn hipMemcpyHtoD(dst: *mut c_void, src: *mut c_void, bytes: usize) -> i32;
         fn hipMemcpyDtoH(dst: *mut c_void, src: *mut c_void, bytes: usize) -> i32;
@@ -295,27 +267,32 @@ impl Driver for HipDriver {
         image::code_object(image)
     }
 
-    fn load_module(image: &[u8], checked: &Image, origin: &str) -> Result<usize> {
+    fn load_module(image: &[u8], _checked: &Image, origin: &str) -> Result<Option<usize>> {
         on_device0(|api| {
             let mut m = std::ptr::null_mut();
             // SAFETY: `image` is a whole code object (checked) that the registry keeps alive
             // and unchanged for the module's life.
             let r = unsafe { (api.hipModuleLoadData)(&mut m, image.as_ptr().cast()) };
             if NOT_FOR_DEVICE.contains(&r) {
-                let (name, text) = describe(api, r);
-                return Err(Error::Device {
-                    call: format!("loading {origin} with hipModuleLoadData"),
-                    code: format!(
-                        "{name} ({r}): {text}: the code object ({}) is {NOT_FOR_THIS_GPU}",
-                        checked.arch
-                    ),
-                });
+                return Ok(None);
             }
             check(api, r, || {
                 format!("hipModuleLoadData({origin}, {} bytes)", image.len())
             })?;
-            Ok(m as usize)
+            Ok(Some(m as usize))
         })
+    }
+
+    fn no_image_for_device(origin: &str, archs: &[&str]) -> Error {
+        Error::Device {
+            call: format!("loading {origin} on HIP device 0 with hipModuleLoadData"),
+            code: format!(
+                "no code object is for this GPU: there are code objects for [{}] only; rebuild \
+                 with PPSTENCIL_HIP_ARCHS listing the GPU's gfx architecture (`rocminfo | grep \
+                 gfx` shows it, e.g. gfx942 or gfx1100)",
+                archs.join(", ")
+            ),
+        }
     }
 
     fn get_function(module: usize, name: &str) -> Result<usize> {

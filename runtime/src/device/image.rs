@@ -67,9 +67,9 @@ pub(crate) fn ptx(image: &[u8]) -> Result<Image> {
 
 /// AMDGPU code-object architectures by `EF_AMDGPU_MACH` (the low byte of `e_flags`).
 const GFX: &[(u32, &str)] = &[
-    (0x2b, "gfx900"),
-    (0x2c, "gfx906"),
-    (0x2f, "gfx908"),
+    (0x2c, "gfx900"),
+    (0x2f, "gfx906"),
+    (0x30, "gfx908"),
     (0x3f, "gfx90a"),
     (0x40, "gfx940"),
     (0x4c, "gfx942"),
