@@ -31,16 +31,16 @@ use crate::{Error, Result};
 
 #[cfg(any(feature = "cuda", feature = "hip"))]
 mod core;
+#[cfg(feature = "cuda")]
+mod cuda;
 #[cfg(any(feature = "cuda", feature = "hip"))]
 mod dl;
+#[cfg(feature = "hip")]
+mod hip;
 #[cfg(any(feature = "cuda", feature = "hip"))]
 mod image;
 #[cfg(all(test, feature = "cuda", feature = "hip"))]
 mod tests;
-#[cfg(feature = "cuda")]
-mod cuda;
-#[cfg(feature = "hip")]
-mod hip;
 #[cfg(not(all(feature = "cuda", feature = "hip")))]
 mod unavailable;
 

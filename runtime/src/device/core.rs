@@ -572,7 +572,12 @@ pub(crate) use device_space;
 
 /// The error for a failed driver call: the call and the code's name and description. A
 /// kernel fault reported by a later call says so and names the kernel launched last.
-pub(crate) fn call_error<D: Driver>(call: impl Into<String>, code: i32, name: &str, text: &str) -> Error {
+pub(crate) fn call_error<D: Driver>(
+    call: impl Into<String>,
+    code: i32,
+    name: &str,
+    text: &str,
+) -> Error {
     let mut code_text = format!("{name} ({code}): {text}");
     if is_kernel_fault(code) {
         let last = last_launch::<D>();

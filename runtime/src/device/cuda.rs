@@ -174,7 +174,10 @@ fn init() -> std::result::Result<State, String> {
         let err = |e: Error| e.to_string();
         check(&api, r, || "cuDeviceGetCount".into()).map_err(err)?;
         let mut dev = 0;
-        check(&api, (api.cuDeviceGet)(&mut dev, 0), || "cuDeviceGet(0)".into()).map_err(err)?;
+        check(&api, (api.cuDeviceGet)(&mut dev, 0), || {
+            "cuDeviceGet(0)".into()
+        })
+        .map_err(err)?;
         let (mut major, mut minor) = (0, 0);
         check(
             &api,
@@ -220,9 +223,11 @@ impl Current {
     fn push() -> Result<Current> {
         let st = state()?;
         // SAFETY: `ctx` is the retained primary context, valid for the whole process.
-        check(&st.api, unsafe { (st.api.cuCtxPushCurrent_v2)(st.ctx as *mut c_void) }, || {
-            "cuCtxPushCurrent".into()
-        })?;
+        check(
+            &st.api,
+            unsafe { (st.api.cuCtxPushCurrent_v2)(st.ctx as *mut c_void) },
+            || "cuCtxPushCurrent".into(),
+        )?;
         Ok(Current(&st.api))
     }
 }
@@ -285,27 +290,33 @@ impl Driver for CudaDriver {
     unsafe fn htod(dst: u64, src: *const c_void, bytes: usize) -> Result<()> {
         with_ctx(|api| {
             // SAFETY: the caller guarantees both ranges.
-            check(api, unsafe { (api.cuMemcpyHtoD_v2)(dst, src, bytes) }, || {
-                format!("cuMemcpyHtoD({bytes} bytes)")
-            })
+            check(
+                api,
+                unsafe { (api.cuMemcpyHtoD_v2)(dst, src, bytes) },
+                || format!("cuMemcpyHtoD({bytes} bytes)"),
+            )
         })
     }
 
     unsafe fn dtoh(dst: *mut c_void, src: u64, bytes: usize) -> Result<()> {
         with_ctx(|api| {
             // SAFETY: the caller guarantees both ranges.
-            check(api, unsafe { (api.cuMemcpyDtoH_v2)(dst, src, bytes) }, || {
-                format!("cuMemcpyDtoH({bytes} bytes)")
-            })
+            check(
+                api,
+                unsafe { (api.cuMemcpyDtoH_v2)(dst, src, bytes) },
+                || format!("cuMemcpyDtoH({bytes} bytes)"),
+            )
         })
     }
 
     unsafe fn dtod(dst: u64, src: u64, bytes: usize) -> Result<()> {
         with_ctx(|api| {
             // SAFETY: the caller guarantees both ranges.
-            check(api, unsafe { (api.cuMemcpyDtoD_v2)(dst, src, bytes) }, || {
-                format!("cuMemcpyDtoD({bytes} bytes)")
-            })
+            check(
+                api,
+                unsafe { (api.cuMemcpyDtoD_v2)(dst, src, bytes) },
+                || format!("cuMemcpyDtoD({bytes} bytes)"),
+            )
         })
     }
 
@@ -355,7 +366,8 @@ impl Driver for CudaDriver {
         with_ctx(|api| {
             let mut f = std::ptr::null_mut();
             // SAFETY: `module` is a loaded module; `cname` outlives the call.
-            let r = unsafe { (api.cuModuleGetFunction)(&mut f, module as *mut c_void, cname.as_ptr()) };
+            let r =
+                unsafe { (api.cuModuleGetFunction)(&mut f, module as *mut c_void, cname.as_ptr()) };
             check(api, r, || format!("cuModuleGetFunction({name})"))?;
             Ok(f as usize)
         })
@@ -365,8 +377,12 @@ impl Driver for CudaDriver {
         with_ctx(|api| {
             let mut v = 0;
             // SAFETY: `function` is a live function handle; writes one int.
-            let r = unsafe { (api.cuFuncGetAttribute)(&mut v, FUNC_MAX_THREADS, function as *mut c_void) };
-            check(api, r, || "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)".into())?;
+            let r = unsafe {
+                (api.cuFuncGetAttribute)(&mut v, FUNC_MAX_THREADS, function as *mut c_void)
+            };
+            check(api, r, || {
+                "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)".into()
+            })?;
             Ok(v.max(1) as u32)
         })
     }
@@ -398,7 +414,9 @@ impl Driver for CudaDriver {
     fn synchronize() -> Result<()> {
         with_ctx(|api| {
             // SAFETY: no arguments; the context is current.
-            check(api, unsafe { (api.cuCtxSynchronize)() }, || "cuCtxSynchronize".into())
+            check(api, unsafe { (api.cuCtxSynchronize)() }, || {
+                "cuCtxSynchronize".into()
+            })
         })
     }
 

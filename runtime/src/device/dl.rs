@@ -50,7 +50,10 @@ impl Library {
             }
             tried.push(format!("{name}: {}", last_dl_error()));
         }
-        Err(format!("cannot load the driver library ({})", tried.join("; ")))
+        Err(format!(
+            "cannot load the driver library ({})",
+            tried.join("; ")
+        ))
     }
 
     /// The address of symbol `name`.

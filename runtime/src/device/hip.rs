@@ -177,7 +177,9 @@ impl Current {
         })?;
         if previous != 0 {
             // SAFETY: device 0 exists (checked at initialisation).
-            check(api, unsafe { (api.hipSetDevice)(0) }, || "hipSetDevice(0)".into())?;
+            check(api, unsafe { (api.hipSetDevice)(0) }, || {
+                "hipSetDevice(0)".into()
+            })?;
         }
         Ok(Current { api, previous })
     }
@@ -233,9 +235,11 @@ impl Driver for HipDriver {
     unsafe fn memset0(ptr: u64, bytes: usize) -> Result<()> {
         on_device0(|api| {
             // SAFETY: the caller guarantees `bytes` bytes at `ptr`.
-            check(api, unsafe { (api.hipMemset)(ptr as *mut c_void, 0, bytes) }, || {
-                format!("hipMemset({bytes} bytes)")
-            })
+            check(
+                api,
+                unsafe { (api.hipMemset)(ptr as *mut c_void, 0, bytes) },
+                || format!("hipMemset({bytes} bytes)"),
+            )
         })
     }
 
@@ -301,7 +305,9 @@ impl Driver for HipDriver {
         on_device0(|api| {
             let mut f = std::ptr::null_mut();
             // SAFETY: `module` is a loaded module; `cname` outlives the call.
-            let r = unsafe { (api.hipModuleGetFunction)(&mut f, module as *mut c_void, cname.as_ptr()) };
+            let r = unsafe {
+                (api.hipModuleGetFunction)(&mut f, module as *mut c_void, cname.as_ptr())
+            };
             check(api, r, || format!("hipModuleGetFunction({name})"))?;
             Ok(f as usize)
         })
@@ -311,8 +317,12 @@ impl Driver for HipDriver {
         on_device0(|api| {
             let mut v = 0;
             // SAFETY: `function` is a live function handle; writes one int.
-            let r = unsafe { (api.hipFuncGetAttribute)(&mut v, FUNC_MAX_THREADS, function as *mut c_void) };
-            check(api, r, || "hipFuncGetAttribute(MAX_THREADS_PER_BLOCK)".into())?;
+            let r = unsafe {
+                (api.hipFuncGetAttribute)(&mut v, FUNC_MAX_THREADS, function as *mut c_void)
+            };
+            check(api, r, || {
+                "hipFuncGetAttribute(MAX_THREADS_PER_BLOCK)".into()
+            })?;
             Ok(v.max(1) as u32)
         })
     }
@@ -336,7 +346,10 @@ impl Driver for HipDriver {
                 )
             };
             check(api, r, || {
-                format!("hipModuleLaunchKernel(grid {:?}, block {:?})", d.grid, d.block)
+                format!(
+                    "hipModuleLaunchKernel(grid {:?}, block {:?})",
+                    d.grid, d.block
+                )
             })
         })
     }

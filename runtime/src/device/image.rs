@@ -31,7 +31,10 @@ pub(crate) fn ptx(image: &[u8]) -> Result<Image> {
         return Err(bad("CUDA module", format!("a fatbin, not PTX; {FIX}")));
     }
     let text = image.strip_suffix(b"\0").unwrap_or(image);
-    let text = text.iter().rposition(|&b| b != 0).map_or(&text[..0], |e| &text[..=e]);
+    let text = text
+        .iter()
+        .rposition(|&b| b != 0)
+        .map_or(&text[..0], |e| &text[..=e]);
     if text.is_empty() {
         return Err(bad("CUDA module", format!("empty; {FIX}")));
     }
@@ -52,7 +55,10 @@ pub(crate) fn ptx(image: &[u8]) -> Result<Image> {
     let arch = text
         .split(".target")
         .nth(1)
-        .and_then(|t| t.split(|c: char| c.is_whitespace() || c == ',').find(|w| !w.is_empty()))
+        .and_then(|t| {
+            t.split(|c: char| c.is_whitespace() || c == ',')
+                .find(|w| !w.is_empty())
+        })
         .unwrap_or("")
         .to_string();
     let kernels = text
@@ -114,13 +120,16 @@ pub(crate) fn code_object(image: &[u8]) -> Result<Image> {
             .ok_or_else(|| truncated(at + 8))
     };
     if get(u16_at, 18)? != 224 {
-        return Err(bad(what, format!("not for an AMD GPU (e_machine is not 224); {FIX}")));
+        return Err(bad(
+            what,
+            format!("not for an AMD GPU (e_machine is not 224); {FIX}"),
+        ));
     }
     let mach = get(u32_at, 48)? as u32 & 0xff;
-    let arch = GFX
-        .iter()
-        .find(|(m, _)| *m == mach)
-        .map_or_else(|| format!("gfx (EF_AMDGPU_MACH {mach:#x})"), |(_, n)| n.to_string());
+    let arch = GFX.iter().find(|(m, _)| *m == mach).map_or_else(
+        || format!("gfx (EF_AMDGPU_MACH {mach:#x})"),
+        |(_, n)| n.to_string(),
+    );
     let (phoff, shoff) = (get(u64_at, 32)?, get(u64_at, 40)?);
     let (phentsize, phnum) = (get(u16_at, 54)?, get(u16_at, 56)?);
     let (shentsize, shnum) = (get(u16_at, 58)?, get(u16_at, 60)?);
@@ -199,12 +208,18 @@ mod tests {
         let mut elf = vec![0u8; 64];
         elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
         elf[18] = 62; // x86-64
-        assert!(code_object(&elf).expect_err("x86").to_string().contains("224"));
+        assert!(code_object(&elf)
+            .expect_err("x86")
+            .to_string()
+            .contains("224"));
         elf[18] = 224;
         elf[40..48].copy_from_slice(&4096u64.to_le_bytes()); // section headers at 4096
         elf[58] = 64;
         elf[60] = 3;
         let e = code_object(&elf).expect_err("truncated").to_string();
-        assert!(e.contains("truncated: its headers declare 4288 bytes, the image has 64"), "{e}");
+        assert!(
+            e.contains("truncated: its headers declare 4288 bytes, the image has 64"),
+            "{e}"
+        );
     }
 }

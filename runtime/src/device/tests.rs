@@ -12,8 +12,7 @@ use super::{cuda, hip, BlockSize};
 use crate::kernels::fd_pxx;
 use crate::launch::Grid;
 use crate::{
-    Cuda, Error, ExecutionSpace, Hip, MemSpaceCuda, MemSpaceHip, MemorySpace, ScalarField,
-    Serial,
+    Cuda, Error, ExecutionSpace, Hip, MemSpaceCuda, MemSpaceHip, MemorySpace, ScalarField, Serial,
 };
 use kernels_gen::build::{source_for, stencils_in_source, target_archs, Toolchain};
 use kernels_gen::emit::c::Dialect;
@@ -65,7 +64,10 @@ fn child(name: &str, envs: &[(&str, &str)]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "child {name} failed:\n{text}");
-    assert!(text.contains("1 passed"), "child {name} did not run:\n{text}");
+    assert!(
+        text.contains("1 passed"),
+        "child {name} did not run:\n{text}"
+    );
     text
 }
 
@@ -98,7 +100,8 @@ crate::stencil! {
     fn user_twice(o: out, p: in) { o[0, 0] = 2.0 * p[0, 0]; }
 }
 
-const USER_KEEP: &str = "stencil! { fn user_keep(o: out, p: in, k: real) { o[0, 0] = k * p[0, 0] + 1.0; } }";
+const USER_KEEP: &str =
+    "stencil! { fn user_keep(o: out, p: in, k: real) { o[0, 0] = k * p[0, 0] + 1.0; } }";
 const USER_TWICE_A: &str = "stencil! { fn user_twice(o: out, p: in) { o[0, 0] = 2.0 * p[0, 0]; } }";
 const USER_TWICE_B: &str = "stencil! { fn user_twice(o: out, p: in) { o[0, 0] = 3.0 * p[0, 0]; } }";
 const USER_FD_PXX: &str = "stencil! { fn fd_pxx(o: out, p: in) { o[0, 0] = p[0, 0]; } }";
@@ -112,7 +115,11 @@ fn compile(src: &str, tag: &str, dialect: Dialect) -> Vec<(String, Vec<u8>)> {
         .join(format!("{tag}-{}", dialect.key()));
     Toolchain::find(dialect)
         .expect("a GPU compiler")
-        .compile(&source_for(&stencils, dialect), &target_archs(dialect), &work)
+        .compile(
+            &source_for(&stencils, dialect),
+            &target_archs(dialect),
+            &work,
+        )
         .expect("compiles")
 }
 
@@ -140,14 +147,19 @@ fn bug1_cuda_refuses_binary_images_instead_of_cutting_them_at_nul() {
 #[test]
 fn bug1_hip_refuses_empty_and_truncated_code_objects() {
     let Some(hip) = hip() else { return };
-    let e = hip.load_code_objects(&[("gfx90a", &[])]).expect_err("empty");
+    let e = hip
+        .load_code_objects(&[("gfx90a", &[])])
+        .expect_err("empty");
     assert!(e.to_string().contains("0 bytes, not a 64-bit ELF"), "{e}");
     let objects = compile(USER_KEEP, "truncated", Dialect::Hip);
     let half = objects[0].1[..objects[0].1.len() / 2].to_vec();
     let e = hip
         .load_code_objects(&[(objects[0].0.as_str(), &half)])
         .expect_err("truncated");
-    assert!(e.to_string().contains("truncated: its headers declare"), "{e}");
+    assert!(
+        e.to_string().contains("truncated: its headers declare"),
+        "{e}"
+    );
 }
 
 // ---- bug 2: HIP images stay alive for the module's life -------------------------------------
@@ -199,7 +211,9 @@ fn bug3_cuda_buffer_dropped_on_another_thread_is_freed() {
     let before = cuda_free_bytes();
     let buf = MemSpaceCuda::allocate::<f32>(1 << 20).expect("alloc");
     assert_eq!(cuda_free_bytes(), before - (4 << 20));
-    std::thread::spawn(move || drop(buf)).join().expect("thread");
+    std::thread::spawn(move || drop(buf))
+        .join()
+        .expect("thread");
     assert_eq!(cuda_free_bytes(), before, "the buffer leaked");
 }
 
@@ -209,7 +223,10 @@ fn bug3_cuda_buffer_dropped_on_another_thread_is_freed() {
 fn bug4_user_module_may_not_redefine_a_builtin_kernel() {
     let Some(cuda) = cuda() else { return };
     let e = load_cuda(&cuda, USER_FD_PXX, "fd-pxx").expect_err("collision");
-    assert!(e.to_string().contains("`fd_pxx_f32`") || e.to_string().contains("fd_pxx_f32"), "{e}");
+    assert!(
+        e.to_string().contains("`fd_pxx_f32`") || e.to_string().contains("fd_pxx_f32"),
+        "{e}"
+    );
     assert!(e.to_string().contains("built-in acoustic kernels"), "{e}");
     assert!(e.to_string().contains("already defines it"), "{e}");
     let Some(hip) = hip() else { return };
@@ -246,13 +263,19 @@ fn bug5_cuda_ptx_too_new_for_the_driver_is_an_error() {
         return eprintln!("SKIPPED: needs the software GPU's failure injection");
     }
     if !in_child() {
-        child("bug5_cuda_ptx_too_new_for_the_driver_is_an_error", &[("PPSOFT_CUDA_MAX_PTX", "5.0")]);
+        child(
+            "bug5_cuda_ptx_too_new_for_the_driver_is_an_error",
+            &[("PPSOFT_CUDA_MAX_PTX", "5.0")],
+        );
         return;
     }
     let e = Cuda::new().expect_err("PTX newer than the driver");
     assert!(matches!(e, Error::Device { .. }), "not a skip: {e}");
     let t = e.to_string();
-    assert!(t.contains("built-in acoustic kernels") && t.contains("PTX for sm_"), "{t}");
+    assert!(
+        t.contains("built-in acoustic kernels") && t.contains("PTX for sm_"),
+        "{t}"
+    );
     assert!(t.contains("PPSTENCIL_CUDA_COMPILER=clang++-16"), "{t}");
 }
 
@@ -262,12 +285,18 @@ fn bug5_cuda_ptx_for_a_newer_gpu_is_an_error() {
         return eprintln!("SKIPPED: needs the software GPU's failure injection");
     }
     if !in_child() {
-        child("bug5_cuda_ptx_for_a_newer_gpu_is_an_error", &[("PPSOFT_CUDA_CC", "60")]);
+        child(
+            "bug5_cuda_ptx_for_a_newer_gpu_is_an_error",
+            &[("PPSOFT_CUDA_CC", "60")],
+        );
         return;
     }
     let e = Cuda::new().expect_err("sm_70 PTX on sm_60");
     assert!(matches!(e, Error::Device { .. }), "not a skip: {e}");
-    assert!(e.to_string().contains("(sm_60)") && e.to_string().contains("PPSTENCIL_CUDA_ARCH"), "{e}");
+    assert!(
+        e.to_string().contains("(sm_60)") && e.to_string().contains("PPSTENCIL_CUDA_ARCH"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -276,13 +305,19 @@ fn bug5_hip_without_a_code_object_for_the_gpu_is_an_error() {
         return eprintln!("SKIPPED: needs the software GPU's failure injection");
     }
     if !in_child() {
-        child("bug5_hip_without_a_code_object_for_the_gpu_is_an_error", &[("PPSOFT_HIP_ARCH", "gfx942")]);
+        child(
+            "bug5_hip_without_a_code_object_for_the_gpu_is_an_error",
+            &[("PPSOFT_HIP_ARCH", "gfx942")],
+        );
         return;
     }
     let e = Hip::new().expect_err("no gfx942 code object");
     assert!(matches!(e, Error::Device { .. }), "not a skip: {e}");
     let t = e.to_string();
-    assert!(t.contains("gfx908, gfx90a, gfx1030") && t.contains("PPSTENCIL_HIP_ARCHS"), "{t}");
+    assert!(
+        t.contains("gfx908, gfx90a, gfx1030") && t.contains("PPSTENCIL_HIP_ARCHS"),
+        "{t}"
+    );
 }
 
 // ---- bug 6: the caller's CUDA context is restored --------------------------------------------
@@ -298,7 +333,11 @@ fn bug6_cuda_calls_leave_the_threads_context_alone() {
         unsafe {
             let mut n = 0;
             assert_eq!((api.cuDeviceGetCount)(&mut n), 0);
-            let dev = if n > 1 { 1 } else { return eprintln!("SKIPPED: one device only") };
+            let dev = if n > 1 {
+                1
+            } else {
+                return eprintln!("SKIPPED: one device only");
+            };
             assert_eq!((api.cuDevicePrimaryCtxRetain)(&mut other, dev), 0);
             assert_eq!((api.cuCtxSetCurrent)(other), 0);
         }
@@ -306,7 +345,10 @@ fn bug6_cuda_calls_leave_the_threads_context_alone() {
         let mut now = std::ptr::null_mut();
         // SAFETY: writes the current context to a local.
         unsafe { assert_eq!((api.cuCtxGetCurrent)(&mut now), 0) };
-        assert_eq!(now, other, "ppstencil replaced the thread's current context");
+        assert_eq!(
+            now, other,
+            "ppstencil replaced the thread's current context"
+        );
     })
     .join()
     .expect("thread");
@@ -346,16 +388,26 @@ fn bug8_unknown_result_codes_are_reported_by_number() {
         return eprintln!("SKIPPED: needs the software GPU's failure injection");
     }
     if !in_child() {
-        child("bug8_unknown_result_codes_are_reported_by_number", &[("PPSOFT_RESULT_OVERRIDE", "cuMemAlloc:12345")]);
-        child("bug8_unknown_result_codes_are_reported_by_number", &[("PPSOFT_RESULT_OVERRIDE", "hipMalloc:12345")]);
+        child(
+            "bug8_unknown_result_codes_are_reported_by_number",
+            &[("PPSOFT_RESULT_OVERRIDE", "cuMemAlloc:12345")],
+        );
+        child(
+            "bug8_unknown_result_codes_are_reported_by_number",
+            &[("PPSOFT_RESULT_OVERRIDE", "hipMalloc:12345")],
+        );
         return;
     }
     let e = if std::env::var("PPSOFT_RESULT_OVERRIDE").is_ok_and(|v| v.starts_with("cu")) {
         let _cuda = Cuda::new().expect("device");
-        MemSpaceCuda::allocate::<f32>(16).expect_err("injected code").to_string()
+        MemSpaceCuda::allocate::<f32>(16)
+            .expect_err("injected code")
+            .to_string()
     } else {
         let _hip = Hip::new().expect("device");
-        MemSpaceHip::allocate::<f32>(16).expect_err("injected code").to_string()
+        MemSpaceHip::allocate::<f32>(16)
+            .expect_err("injected code")
+            .to_string()
     };
     assert!(e.contains("(12345)") && e.contains("12345"), "{e}");
 }
@@ -368,7 +420,11 @@ fn bug9_more_rows_than_one_launch_can_cover() {
     // 524,300 rows at 32 x 8: 65,537 blocks along y, more than one launch may have.
     fd_pxx_agrees(&cuda, 524_300, 5);
     let Some(hip) = hip() else { return };
-    fd_pxx_agrees(&hip.with_block_size(BlockSize::new(64, 1).expect("block")), 70_000, 5);
+    fd_pxx_agrees(
+        &hip.with_block_size(BlockSize::new(64, 1).expect("block")),
+        70_000,
+        5,
+    );
 }
 
 #[test]
@@ -377,7 +433,10 @@ fn bug9_block_larger_than_the_kernel_allows_is_an_error() {
         return eprintln!("SKIPPED: needs the software GPU's failure injection");
     }
     if !in_child() {
-        child("bug9_block_larger_than_the_kernel_allows_is_an_error", &[("PPSOFT_MAX_THREADS_PER_BLOCK", "128")]);
+        child(
+            "bug9_block_larger_than_the_kernel_allows_is_an_error",
+            &[("PPSOFT_MAX_THREADS_PER_BLOCK", "128")],
+        );
         return;
     }
     for e in [
@@ -386,9 +445,18 @@ fn bug9_block_larger_than_the_kernel_allows_is_an_error() {
     ] {
         let e = e.expect_err("256 threads > 128");
         assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
-        assert!(e.to_string().contains("at most 128 threads per block"), "{e}");
+        assert!(
+            e.to_string().contains("at most 128 threads per block"),
+            "{e}"
+        );
     }
-    fd_pxx_agrees(&cuda().expect("device").with_block_size(BlockSize::new(32, 4).expect("block")), 20, 40);
+    fd_pxx_agrees(
+        &cuda()
+            .expect("device")
+            .with_block_size(BlockSize::new(32, 4).expect("block")),
+        20,
+        40,
+    );
 }
 
 fn try_fd_pxx<E: ExecutionSpace>(space: &E) -> crate::Result<()> {
@@ -403,13 +471,19 @@ fn bug9_a_faulting_kernel_is_named() {
         return eprintln!("SKIPPED: needs the software GPU's failure injection");
     }
     if !in_child() {
-        child("bug9_a_faulting_kernel_is_named", &[("PPSOFT_FAULT_KERNEL", "fd_pxx_f32")]);
+        child(
+            "bug9_a_faulting_kernel_is_named",
+            &[("PPSOFT_FAULT_KERNEL", "fd_pxx_f32")],
+        );
         return;
     }
     // Checked: the launch itself fails, naming the kernel.
     let cuda = cuda().expect("device").with_checked_launches(true);
     let e = try_fd_pxx(&cuda).expect_err("faults").to_string();
-    assert!(e.contains("CUDA kernel `fd_pxx_f32` (checked launch"), "{e}");
+    assert!(
+        e.contains("CUDA kernel `fd_pxx_f32` (checked launch"),
+        "{e}"
+    );
     assert!(e.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{e}");
     // Unchecked: the launch returns, the next call reports it and names the last kernel.
     let hip = hip().expect("device");
@@ -443,8 +517,19 @@ fn launches_cover_exactly_the_grid_in_bands() {
     let Some(cuda) = cuda() else { return };
     // A band boundary inside the grid: rows 2..65_539 at block height 1 → two launches.
     let (nz, nx) = (65_541, 3);
-    let grid = Grid { nz, nx, z0: 2, z1: nz - 2, x0: 1, x1: 2 };
+    let grid = Grid {
+        nz,
+        nx,
+        z0: 2,
+        z1: nz - 2,
+        x0: 1,
+        x1: 2,
+    };
     assert!(super::launch_dims(&grid, BlockSize::new(1, 1).expect("block")).is_err());
-    fd_pxx_agrees(&cuda.with_block_size(BlockSize::new(1, 1).expect("block")), nz, 5);
+    fd_pxx_agrees(
+        &cuda.with_block_size(BlockSize::new(1, 1).expect("block")),
+        nz,
+        5,
+    );
     assert_eq!(<super::cuda::CudaDriver as Driver>::BACKEND, "CUDA");
 }
