@@ -58,7 +58,8 @@ impl Cuda {
 }
 
 driver_api! {
-    #[cfg_attr(not(test), allow(dead_code))]
+    // Some entry points only serve the device tests (runtime/src/device/tests.rs).
+    #[allow(dead_code)]
     struct Api from ["libcuda.so.1", "libcuda.so"] {
         fn cuInit(flags: u32) -> i32;
         fn cuDeviceGetCount(count: *mut i32) -> i32;
@@ -427,7 +428,7 @@ impl Driver for CudaDriver {
 }
 
 /// The driver table and device 0's primary context, for the device tests.
-#[cfg(test)]
+#[cfg(all(test, feature = "cuda", feature = "hip"))]
 pub(crate) fn test_api() -> Result<(&'static Api, usize)> {
     state().map(|s| (&s.api, s.ctx))
 }

@@ -60,7 +60,8 @@ impl Hip {
 }
 
 driver_api! {
-    #[cfg_attr(not(test), allow(dead_code))]
+    // Some entry points only serve the device tests (runtime/src/device/tests.rs).
+    #[allow(dead_code)]
     struct Api from ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", "/opt/rocm/lib/libamdhip64.so"] {
         fn hipInit(flags: u32) -> i32;
         fn hipGetDeviceCount(count: *mut i32) -> i32;
@@ -370,7 +371,7 @@ impl Driver for HipDriver {
 }
 
 /// The runtime's entry points, for the device tests.
-#[cfg(test)]
+#[cfg(all(test, feature = "cuda", feature = "hip"))]
 pub(crate) fn test_api() -> Result<&'static Api> {
     api()
 }

@@ -18,6 +18,7 @@ fn bad(what: &str, problem: impl Into<String>) -> Error {
     Error::invalid(what, "image", problem)
 }
 
+#[cfg(feature = "cuda")]
 /// A PTX module: text up to optional trailing NULs, with `.version`, `.target` and `.entry`
 /// directives. cubin and fatbin images are refused (they contain NUL bytes a PTX reader would
 /// stop at).
@@ -71,6 +72,7 @@ pub(crate) fn ptx(image: &[u8]) -> Result<Image> {
     Ok(Image { kernels, arch })
 }
 
+#[cfg(feature = "hip")]
 /// AMDGPU code-object architectures by `EF_AMDGPU_MACH` (the low byte of `e_flags`).
 const GFX: &[(u32, &str)] = &[
     (0x2c, "gfx900"),
@@ -83,16 +85,20 @@ const GFX: &[(u32, &str)] = &[
     (0x41, "gfx1100"),
 ];
 
+#[cfg(feature = "hip")]
 fn u16_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?) as u64)
 }
+#[cfg(feature = "hip")]
 fn u32_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as u64)
 }
+#[cfg(feature = "hip")]
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
+#[cfg(feature = "hip")]
 /// An AMDGPU code object (ELF64, `e_machine` 224): every size its headers declare must lie
 /// inside `image`; kernels are the `NAME.kd` symbols.
 pub(crate) fn code_object(image: &[u8]) -> Result<Image> {
@@ -173,10 +179,12 @@ pub(crate) fn code_object(image: &[u8]) -> Result<Image> {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "cuda")]
     const PTX: &str = "//\n.version 6.0\n.target sm_70\n.address_size 64\n\n\
         .visible .entry a_f32(\n\t.param .u64 a_f32_param_0\n)\n{\n\tret;\n}\n\
         .visible .entry b_f64(\n\t.param .f64 b_f64_param_0\n)\n{\n\tret;\n}\n";
 
+    #[cfg(feature = "cuda")]
     #[test]
     fn ptx_names_entries_and_target() {
         let img = ptx(PTX.as_bytes()).expect("ptx");
@@ -187,6 +195,7 @@ mod tests {
         assert_eq!(ptx(&with_nul).expect("NUL-terminated"), img);
     }
 
+    #[cfg(feature = "cuda")]
     #[test]
     fn ptx_refuses_binaries_and_junk() {
         for (img, says) in [
@@ -201,6 +210,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "hip")]
     #[test]
     fn code_object_refuses_short_and_foreign_images() {
         let e = code_object(&[]).expect_err("empty").to_string();
