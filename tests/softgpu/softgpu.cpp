@@ -851,7 +851,8 @@ int do_load(void **out, const void *image, bool cuda)
         std::string want = env_str("PPSOFT_HIP_ARCH", "gfx90a");
         const char *arch = arch_name(rd<uint32_t>(img + 48) & 0xff);
         if (want != arch) {
-            note("hipModuleLoadData: code object for %s, device is %s", arch, want.c_str());
+            if (env_long("PPSOFT_VERBOSE", 0))
+                note("hipModuleLoadData: code object for %s, device is %s", arch, want.c_str());
             return NO_BINARY_FOR_GPU;
         }
         m->image = img; // kept: read again at every lookup and launch
