@@ -325,6 +325,43 @@ fn bug5_hip_without_a_code_object_for_the_gpu_is_an_error() {
     );
 }
 
+#[test]
+fn bug5_a_refused_module_load_is_an_error_and_oom_is_typed() {
+    if !soft() {
+        return eprintln!("SKIPPED: needs the software GPU's failure injection");
+    }
+    if !in_child() {
+        let name = "bug5_a_refused_module_load_is_an_error_and_oom_is_typed";
+        child(name, &[("PPSOFT_FAIL_MODULE_LOAD", "218")]);
+        child(name, &[("PPSOFT_MEMORY_BYTES", "1048576")]);
+        return;
+    }
+    if std::env::var_os("PPSOFT_FAIL_MODULE_LOAD").is_some() {
+        let e = Cuda::new().expect_err("refused");
+        assert!(matches!(e, Error::Device { .. }), "not a skip: {e}");
+        assert!(
+            e.to_string().contains("CUDA_ERROR_INVALID_PTX (218)"),
+            "{e}"
+        );
+        let e = Hip::new().expect_err("refused");
+        assert!(matches!(e, Error::Device { .. }), "not a skip: {e}");
+        assert!(
+            e.to_string().contains("no code object is for this GPU"),
+            "{e}"
+        );
+    } else {
+        for e in [
+            MemSpaceCuda::allocate::<f32>(1 << 19).map(drop),
+            MemSpaceHip::allocate::<f32>(1 << 19).map(drop),
+        ] {
+            assert!(
+                matches!(e, Err(Error::OutOfMemory { bytes: 2097152, .. })),
+                "{e:?}"
+            );
+        }
+    }
+}
+
 // ---- bug 6: the caller's CUDA context is restored --------------------------------------------
 
 #[test]
