@@ -7,12 +7,17 @@
 //! - Without the `cuda` / `hip` feature every operation returns
 //!   [`Error::BackendUnavailable`] saying how to enable it; such a space can never hold data,
 //!   because its buffers cannot be constructed.
-//! - With the feature, [`MemSpaceCuda`] is built on cust's driver bindings and [`MemSpaceHip`]
-//!   on hip-sys. Both share one implementation (this module) over a small internal driver
-//!   interface (`device/cuda.rs`, `device/hip.rs`). Without a device at run time every
-//!   operation returns [`Error::BackendUnavailable`] naming "no CUDA device" / "no HIP
-//!   device"; a failed driver call is an [`Error::Device`] with the call and the error code's
-//!   name; an allocation the device cannot satisfy is [`Error::OutOfMemory`].
+//! - With the feature, [`MemSpaceCuda`] calls the CUDA driver API (`libcuda.so.1`) and
+//!   [`MemSpaceHip`] the HIP module API (`libamdhip64.so`), both opened at run time
+//!   (`device/dl.rs`), so building needs neither a toolkit nor a driver. Both share one
+//!   implementation (`device/core.rs`) over a small internal driver interface
+//!   (`device/cuda.rs`, `device/hip.rs`); module images are checked in `device/image.rs`.
+//!   Without the library or a device at run time every operation returns
+//!   [`Error::BackendUnavailable`] naming "no CUDA device" / "no HIP device"; a module the
+//!   device cannot load (wrong architecture, PTX too new) is an [`Error::Device`] naming the
+//!   module, the architectures and the fix; a failed driver call is an [`Error::Device`] with
+//!   the call and the error code's name; an allocation the device cannot satisfy is
+//!   [`Error::OutOfMemory`].
 //!
 //! [`Cuda`] and [`Hip`] launch the kernels kernels-gen generates (see
 //! `kernels_gen::emit::c` for the parameter convention) on a 2D grid of [`BlockSize`] blocks
@@ -28,8 +33,14 @@ use crate::{Error, Result};
 mod core;
 #[cfg(feature = "cuda")]
 mod cuda;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+mod dl;
 #[cfg(feature = "hip")]
 mod hip;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+mod image;
+#[cfg(all(test, feature = "cuda", feature = "hip"))]
+mod tests;
 #[cfg(not(all(feature = "cuda", feature = "hip")))]
 mod unavailable;
 
@@ -90,6 +101,10 @@ impl BlockSize {
     }
 }
 
+/// Most blocks one launch may have along y (rows), on NVIDIA and AMD GPUs alike. Taller
+/// domains are launched as several bands of rows.
+pub const MAX_GRID_Y: u32 = 65535;
+
 /// Grid and block dimensions of one device launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchDims {
@@ -116,16 +131,16 @@ pub fn launch_dims(grid: &Region, block: BlockSize) -> Result<LaunchDims> {
     let rows = grid.z1.saturating_sub(grid.z0);
     let bx = cols.div_ceil(block.x as usize).max(1);
     let by = rows.div_ceil(block.y as usize).max(1);
-    // CUDA allows 2^31 - 1 blocks along x and 65535 along y.
+    // CUDA and HIP allow 2^31 - 1 blocks along x and MAX_GRID_Y along y.
     let (gx, gy) = match (u32::try_from(bx), u32::try_from(by)) {
-        (Ok(gx), Ok(gy)) if gx < (1 << 31) && gy <= 65535 => (gx, gy),
+        (Ok(gx), Ok(gy)) if gx < (1 << 31) && gy <= MAX_GRID_Y => (gx, gy),
         _ => {
             return Err(Error::invalid(
                 "grid",
                 format!("{} x {}", grid.nz, grid.nx),
                 format!(
-                    "needs {bx} x {by} blocks of {} x {}; at most 65535 blocks along rows: use \
-                     a taller block",
+                    "needs {bx} x {by} blocks of {} x {}; one launch has at most {MAX_GRID_Y} \
+                     blocks along rows (the execution spaces launch taller domains in bands)",
                     block.x, block.y
                 ),
             ))

@@ -1,7 +1,8 @@
 //! The CUDA and HIP spaces in every build: without the feature they say how to enable it;
 //! with the feature and no device they say "no CUDA device" / "no HIP device" (CI runs this
-//! with `--features cuda,hip` against a driver stub); with a device, the generated kernels
-//! agree with the serial backend.
+//! with `--features cuda,hip` and no driver library); with a device (CI: the software GPU of
+//! `.ci/soft-gpu-tests`, with `PPSTENCIL_REQUIRE_GPU=1`), the generated kernels agree with the
+//! serial backend.
 
 use ppstencil::device::BlockSize;
 use ppstencil::kernels::{fd_pxx, fd_step_4};
@@ -59,6 +60,11 @@ fn on_device<E: ExecutionSpace>(space: &E) {
     );
 }
 
+/// Whether this run must have the devices (`PPSTENCIL_REQUIRE_GPU=1`).
+fn require_gpu() -> bool {
+    std::env::var_os("PPSTENCIL_REQUIRE_GPU").is_some_and(|v| v == "1")
+}
+
 fn expect_unavailable(err: Error, backend: &str, feature: &str, enabled: bool) {
     let text = err.to_string();
     eprintln!("{backend}: {text}");
@@ -82,6 +88,7 @@ fn cuda_runs_or_reports_why_not() {
             on_device(&cuda.with_block_size(BlockSize::new(5, 3).expect("block")));
         }
         Err(e) => {
+            assert!(!require_gpu(), "PPSTENCIL_REQUIRE_GPU=1 but: {e}");
             expect_unavailable(e, "CUDA", "cuda", enabled);
             let alloc = ScalarField::<MemSpaceCuda, f32>::new(4, 4).expect_err("no device");
             expect_unavailable(alloc, "CUDA", "cuda", enabled);
@@ -98,6 +105,7 @@ fn hip_runs_or_reports_why_not() {
             on_device(&hip.with_block_size(BlockSize::new(64, 1).expect("block")));
         }
         Err(e) => {
+            assert!(!require_gpu(), "PPSTENCIL_REQUIRE_GPU=1 but: {e}");
             expect_unavailable(e, "HIP", "hip", enabled);
             let alloc = ScalarField::<MemSpaceHip, f32>::new(4, 4).expect_err("no device");
             expect_unavailable(alloc, "HIP", "hip", enabled);

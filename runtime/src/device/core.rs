@@ -1,6 +1,18 @@
 //! The one implementation of device memory and kernel launch, shared by CUDA and HIP through
 //! the small [`Driver`] interface (each backend implements it in a few dozen lines).
+//!
+//! Rules every backend follows (each was a bug once):
+//! - every driver entry point makes the device current for the call and restores what the
+//!   calling thread had before (push/pop of the CUDA context, the HIP device), `free` included,
+//!   so a buffer dropped on any thread is released and other GPU code on the thread is
+//!   unaffected;
+//! - module images are checked (`image.rs`), passed whole, and kept alive for the module's
+//!   life (HIP may read them after loading);
+//! - kernels are registered by module: a kernel name two modules define is an error;
+//! - launches respect the grid limits (rows beyond 65,535 blocks go in several launches) and
+//!   the kernel's maximum threads per block; checked launches synchronise and name the kernel.
 
+use super::image::Image;
 use super::{kernel_name, launch_dims, BlockSize, LaunchDims};
 use crate::launch::{Region, Stencil};
 use crate::{Error, Real, Result};
@@ -10,12 +22,13 @@ use std::marker::PhantomData;
 use std::sync::Mutex;
 
 /// The driver calls the shared implementation needs. Device pointers, modules and functions
-/// are passed as integers so that the state holding them is `Send + Sync`.
+/// are passed as integers so that the state holding them is `Send + Sync`. Every call makes
+/// the device current for its duration (see the module docs).
 pub(crate) trait Driver: 'static {
     /// `"CUDA"` or `"HIP"`.
     const BACKEND: &'static str;
-    /// Initialises the driver once per process and makes the device current on this thread.
-    /// Fails with [`Error::BackendUnavailable`] ("no CUDA device ...") when there is none.
+    /// Initialises the driver once per process. Fails with [`Error::BackendUnavailable`]
+    /// ("no CUDA device ...") when there is none.
     fn ready() -> Result<()>;
     /// Allocates `bytes` (> 0) bytes.
     fn malloc(bytes: usize) -> Result<u64>;
@@ -23,7 +36,7 @@ pub(crate) trait Driver: 'static {
     ///
     /// # Safety
     /// `ptr` came from [`Driver::malloc`] and is not used afterwards.
-    unsafe fn free(ptr: u64);
+    unsafe fn free(ptr: u64) -> Result<()>;
     /// Sets `bytes` bytes at `ptr` to zero.
     ///
     /// # Safety
@@ -44,11 +57,18 @@ pub(crate) trait Driver: 'static {
     /// # Safety
     /// `src` is readable and `dst` writable for `bytes` bytes.
     unsafe fn dtod(dst: u64, src: u64, bytes: usize) -> Result<()>;
-    /// Loads a module image (PTX text or a code object); `Ok(None)` when the image is not for
-    /// this device (another GPU architecture).
-    fn load_module(image: &[u8]) -> Result<Option<usize>>;
-    /// Looks a kernel up in a module; `Ok(None)` if the module does not have it.
-    fn get_function(module: usize, name: &str) -> Result<Option<usize>>;
+    /// Checks a module image and reads its kernel names (no driver call).
+    fn inspect(image: &[u8]) -> Result<Image>;
+    /// Loads a checked module image; `Ok(None)` when it is for another GPU architecture. The
+    /// image stays alive and unchanged for the module's life (the registry owns it). Errors
+    /// name the module (`origin`), the architectures and the fix.
+    fn load_module(image: &[u8], checked: &Image, origin: &str) -> Result<Option<usize>>;
+    /// The error when none of a module's images (for `archs`) is for this device.
+    fn no_image_for_device(origin: &str, archs: &[&str]) -> Error;
+    /// Looks a kernel up in a module.
+    fn get_function(module: usize, name: &str) -> Result<usize>;
+    /// The most threads per block `function` can be launched with on this device.
+    fn max_threads(function: usize) -> Result<u32>;
     /// Launches `function` with the driver's `kernelParams` array.
     ///
     /// # Safety
@@ -61,11 +81,33 @@ pub(crate) trait Driver: 'static {
     fn registry() -> &'static Mutex<Registry>;
 }
 
-/// Loaded modules and kernels already looked up.
+/// One loaded module: the driver's handle and the image, kept alive as long as the module.
+struct Module {
+    handle: usize,
+    origin: String,
+    image: Box<[u8]>,
+}
+
+/// A kernel: the module defining it, and (once looked up) its function and thread limit.
+struct Kernel {
+    module: usize,
+    function: Option<(usize, u32)>,
+}
+
+/// Loaded modules and the kernels they define, by name (unique across modules).
 #[derive(Default)]
 pub(crate) struct Registry {
-    modules: Vec<usize>,
-    functions: HashMap<String, usize>,
+    modules: Vec<Module>,
+    kernels: HashMap<String, Kernel>,
+    /// The kernel launched last, named when a later call reports an earlier kernel's fault.
+    last_launch: String,
+}
+
+impl Registry {
+    /// Number of modules loaded.
+    pub(crate) fn len(&self) -> usize {
+        self.modules.len()
+    }
 }
 
 fn lock<D: Driver>() -> Result<std::sync::MutexGuard<'static, Registry>> {
@@ -75,45 +117,107 @@ fn lock<D: Driver>() -> Result<std::sync::MutexGuard<'static, Registry>> {
     })
 }
 
-/// Loads one module image into the registry.
-pub(crate) fn add_module<D: Driver>(image: &[u8]) -> Result<bool> {
-    D::ready()?;
-    match D::load_module(image)? {
-        Some(m) => {
-            lock::<D>()?.modules.push(m);
-            Ok(true)
-        }
-        None => Ok(false),
-    }
+/// The kernel launched last on backend `D` (empty before the first launch), for error
+/// messages about faults reported by later calls.
+pub(crate) fn last_launch<D: Driver>() -> String {
+    D::registry()
+        .try_lock()
+        .map(|r| r.last_launch.clone())
+        .unwrap_or_default()
 }
 
-/// Finds kernel `name` in the loaded modules (cached).
-fn function<D: Driver>(name: &str) -> Result<usize> {
+/// Whether a driver code says an earlier kernel faulted (a sticky error every later call
+/// returns): illegal address, launch failure, hardware stack error, illegal instruction,
+/// misaligned address, invalid PC, exception.
+pub(crate) fn is_kernel_fault(code: i32) -> bool {
+    matches!(code, 700 | 714..=719)
+}
+
+/// Loads the first of `images` (`(architecture, bytes)` pairs; CUDA passes one PTX) that
+/// the device accepts, after checking it, and registers its kernels; `origin` names the
+/// module in errors. Loading an image already loaded does nothing; a kernel name that another
+/// loaded module defines is an error; no image for this device is an error naming the
+/// architectures and the fix.
+pub(crate) fn add_module<D: Driver>(images: &[(&str, &[u8])], origin: &str) -> Result<()> {
+    D::ready()?;
     let mut reg = lock::<D>()?;
-    if let Some(&f) = reg.functions.get(name) {
+    if images
+        .iter()
+        .any(|(_, img)| reg.modules.iter().any(|m| *m.image == **img))
+    {
+        return Ok(());
+    }
+    let mut refused = Vec::new();
+    for (arch, image) in images {
+        let checked = D::inspect(image)?;
+        for k in &checked.kernels {
+            if let Some(other) = reg.kernels.get(k) {
+                return Err(Error::invalid(
+                    format!("{} kernel in {origin}", D::BACKEND),
+                    k,
+                    format!(
+                        "{} already defines it; kernels are found by name, so every stencil \
+                         loaded on a device needs its own name (a changed module cannot replace \
+                         a loaded one): rename the stencil",
+                        reg.modules[other.module].origin
+                    ),
+                ));
+            }
+        }
+        // The registry owns the image for the module's life: HIP may read it after loading.
+        let image: Box<[u8]> = (*image).into();
+        let Some(handle) = D::load_module(&image, &checked, origin)? else {
+            refused.push(*arch);
+            continue;
+        };
+        let index = reg.modules.len();
+        reg.modules.push(Module {
+            handle,
+            origin: origin.to_string(),
+            image,
+        });
+        for k in checked.kernels {
+            reg.kernels.insert(
+                k,
+                Kernel {
+                    module: index,
+                    function: None,
+                },
+            );
+        }
+        return Ok(());
+    }
+    Err(D::no_image_for_device(origin, &refused))
+}
+
+/// Kernel `name` (looked up once) and its maximum threads per block.
+fn function<D: Driver>(name: &str) -> Result<(usize, u32)> {
+    let mut reg = lock::<D>()?;
+    let reg = &mut *reg;
+    let Some(k) = reg.kernels.get_mut(name) else {
+        return Err(Error::invalid(
+            "kernel",
+            name,
+            format!(
+                "no loaded {} module contains it: the acoustic kernels are built in; compile \
+                 your own stencils with `kernels_gen::build::compile_file` in build.rs and load \
+                 them with `{}` before launching",
+                D::BACKEND,
+                if D::BACKEND == "CUDA" {
+                    "Cuda::load_module"
+                } else {
+                    "Hip::load_code_objects"
+                }
+            ),
+        ));
+    };
+    if let Some(f) = k.function {
         return Ok(f);
     }
-    for &m in &reg.modules {
-        if let Some(f) = D::get_function(m, name)? {
-            reg.functions.insert(name.to_string(), f);
-            return Ok(f);
-        }
-    }
-    Err(Error::invalid(
-        "kernel",
-        name,
-        format!(
-            "no loaded {} module contains it: the acoustic kernels are built in; compile your \
-             own stencils with `kernels_gen::build::compile_file` in build.rs and load them \
-             with `{}` before launching",
-            D::BACKEND,
-            if D::BACKEND == "CUDA" {
-                "Cuda::load_module"
-            } else {
-                "Hip::load_code_objects"
-            }
-        ),
-    ))
+    let f = D::get_function(reg.modules[k.module].handle, name)?;
+    let found = (f, D::max_threads(f)?);
+    k.function = Some(found);
+    Ok(found)
 }
 
 /// Device memory of one backend holding `len` elements of `T`. Released on drop. It has no
@@ -123,7 +227,7 @@ fn function<D: Driver>(name: &str) -> Result<usize> {
 pub struct DeviceBuffer<S, T> {
     ptr: u64,
     len: usize,
-    free: unsafe fn(u64),
+    free: unsafe fn(u64) -> Result<()>,
     _space: PhantomData<(S, T)>,
 }
 
@@ -143,7 +247,10 @@ impl<S, T> Drop for DeviceBuffer<S, T> {
     fn drop(&mut self) {
         if self.ptr != 0 {
             // SAFETY: `ptr` came from the backend's malloc and is dropped exactly once.
-            unsafe { (self.free)(self.ptr) }
+            if let Err(e) = unsafe { (self.free)(self.ptr) } {
+                // Drop cannot return the error; a failed free is a leak worth seeing.
+                eprintln!("ppstencil: releasing {self:?} failed: {e}");
+            }
         }
     }
 }
@@ -240,9 +347,12 @@ pub(crate) fn copy_to_host<D: Driver, S, T: Real>(
 }
 
 /// Launches the generated kernel of stencil `S` for `T` over `grid` (the shapes were checked
-/// by [`crate::launch::launch`]; the argument counts are checked here).
+/// by [`crate::launch::launch`]; the argument counts are checked here). Rows beyond what one
+/// launch can cover (65,535 blocks along y) go in several launches over bands of rows. With
+/// `checked`, each launch is followed by a synchronisation whose error names the kernel.
 pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
     block: BlockSize,
+    checked: bool,
     grid: &Region,
     outs: &mut [&mut DeviceBuffer<S, T>],
     ins: &[&DeviceBuffer<S, T>],
@@ -271,9 +381,66 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
         return Ok(());
     }
     D::ready()?;
+    let name = kernel_name::<T>(info.name);
+    let (f, max_threads) = function::<D>(&name)?;
+    if block.x * block.y > max_threads {
+        return Err(Error::invalid(
+            "block size",
+            format!("{} x {}", block.x, block.y),
+            format!(
+                "kernel `{name}` can run at most {max_threads} threads per block on this {} \
+                 device (its register use limits it): choose a block with x * y <= \
+                 {max_threads}, e.g. {} x {}",
+                D::BACKEND,
+                block.x.min(max_threads),
+                (max_threads / block.x.min(max_threads)).max(1)
+            ),
+        ));
+    }
+    let band = super::MAX_GRID_Y as usize * block.y as usize;
+    let mut z0 = grid.z0;
+    while z0 < grid.z1 {
+        let part = Region {
+            z0,
+            z1: grid.z1.min(z0 + band),
+            ..*grid
+        };
+        launch_one::<D, S, T>(f, &name, block, &part, outs, ins, reals)?;
+        if checked {
+            D::synchronize().map_err(|e| match e {
+                Error::Device { code, .. } => Error::Device {
+                    call: format!(
+                        "{} kernel `{name}` (checked launch over rows {}..{}, columns {}..{})",
+                        D::BACKEND,
+                        part.z0,
+                        part.z1,
+                        part.x0,
+                        part.x1
+                    ),
+                    code,
+                },
+                other => other,
+            })?;
+        }
+        z0 = part.z1;
+    }
+    Ok(())
+}
+
+/// One launch of kernel `f` over `grid` (which fits the grid limits).
+fn launch_one<D: Driver, S, T: Real>(
+    f: usize,
+    name: &str,
+    block: BlockSize,
+    grid: &Region,
+    outs: &[&mut DeviceBuffer<S, T>],
+    ins: &[&DeviceBuffer<S, T>],
+    reals: &[T],
+) -> Result<()> {
     let dims = launch_dims(grid, block)?;
-    let f = function::<D>(&kernel_name::<T>(info.name))?;
-    // The kernel's arguments, stored where they stay put until the launch returns.
+    // The kernel's arguments (the convention of kernels_gen::emit::c: six 64-bit integers,
+    // one pointer per output then input, the reals as `T`), stored where they stay put until
+    // the launch returns (the driver copies them).
     let mut ints: Vec<i64> = [grid.nz, grid.nx, grid.z0, grid.z1, grid.x0, grid.x1]
         .iter()
         .map(|&v| v as i64)
@@ -288,9 +455,12 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
     params.extend(ints.iter_mut().map(|v| (v as *mut i64).cast::<c_void>()));
     params.extend(ptrs.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()));
     params.extend(scalars.iter_mut().map(|v| (v as *mut T).cast::<c_void>()));
-    // SAFETY: the kernel `{name}_{T}` takes six 64-bit integers, then one pointer per output and
-    // input, then the reals as `T` (the convention of kernels_gen::emit::c); every pointer is a
-    // live allocation of nz * nx elements (checked above) and the grid lies inside it.
+    if let Ok(mut reg) = lock::<D>() {
+        reg.last_launch.clear();
+        reg.last_launch.push_str(name);
+    }
+    // SAFETY: the parameters follow the kernel's signature (above); every pointer is a live
+    // allocation of nz * nx elements (checked by `launch`) and the grid lies inside it.
     unsafe { D::launch(f, &dims, &mut params) }
 }
 
@@ -335,6 +505,7 @@ macro_rules! device_space {
         #[derive(Clone, Copy, Debug)]
         pub struct $exec {
             block: $crate::device::BlockSize,
+            checked: bool,
         }
 
         impl $exec {
@@ -345,7 +516,28 @@ macro_rules! device_space {
 
             /// Launches with blocks of `block` threads (see [`BlockSize::new`](crate::device::BlockSize::new)).
             pub fn with_block_size(self, block: $crate::device::BlockSize) -> Self {
-                $exec { block }
+                $exec { block, ..self }
+            }
+
+            /// Checked launches: every launch is followed by a synchronisation, and a kernel
+            /// that faults is reported under its own name (otherwise a fault surfaces at a
+            /// later call). Slower; for debugging. The default is taken from the environment
+            /// variable `PPSTENCIL_CHECKED_LAUNCHES=1`.
+            pub fn with_checked_launches(self, checked: bool) -> Self {
+                $exec { checked, ..self }
+            }
+
+            /// Whether launches are checked (see [`Self::with_checked_launches`]).
+            pub fn checked_launches(&self) -> bool {
+                self.checked
+            }
+
+            fn opened() -> Self {
+                $exec {
+                    block: Default::default(),
+                    checked: std::env::var_os("PPSTENCIL_CHECKED_LAUNCHES")
+                        .is_some_and(|v| v == "1"),
+                }
             }
         }
 
@@ -361,7 +553,12 @@ macro_rules! device_space {
                 reals: &[T],
             ) -> $crate::Result<()> {
                 $crate::device::core::launch::<$driver, S, $mem, T>(
-                    self.block, grid, outs, ins, reals,
+                    self.block,
+                    self.checked,
+                    grid,
+                    outs,
+                    ins,
+                    reals,
                 )
             }
 
@@ -373,10 +570,25 @@ macro_rules! device_space {
 }
 pub(crate) use device_space;
 
-/// The error for a failed driver call: the call and the code's name and description.
-pub(crate) fn call_error(call: impl Into<String>, code: i32, name: &str, text: &str) -> Error {
+/// The error for a failed driver call: the call and the code's name and description. A
+/// kernel fault reported by a later call says so and names the kernel launched last.
+pub(crate) fn call_error<D: Driver>(
+    call: impl Into<String>,
+    code: i32,
+    name: &str,
+    text: &str,
+) -> Error {
+    let mut code_text = format!("{name} ({code}): {text}");
+    if is_kernel_fault(code) {
+        let last = last_launch::<D>();
+        code_text.push_str(&format!(
+            "; a kernel launched earlier failed (the last one launched was `{last}`), and the \
+             device reports it at every later call: rerun with PPSTENCIL_CHECKED_LAUNCHES=1 \
+             (or `with_checked_launches(true)`) to stop at the kernel that faults"
+        ));
+    }
     Error::Device {
         call: call.into(),
-        code: format!("{name} ({code}): {text}"),
+        code: code_text,
     }
 }
