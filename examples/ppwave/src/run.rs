@@ -35,8 +35,9 @@ pub struct Plan {
     pub from_file: BTreeSet<&'static str>,
 }
 
-/// The flag a library parameter corresponds to.
-fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
+/// The flag a library parameter corresponds to: the one table from the library's
+/// [`Param`](ppstencil::Param) to `ppwave run`'s flags.
+pub fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
     use ppstencil::Param;
     Some(match param {
         Param::Nz => "--nz",
@@ -66,17 +67,25 @@ fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
 pub fn flag_error(e: ppstencil::Error) -> anyhow::Error {
     match e {
         ppstencil::Error::InvalidParameter {
-            param,
-            value,
-            valid,
+            ref param,
+            ref value,
+            ..
         } => {
             let name = param.to_string();
-            let flag = flag_for(&param).unwrap_or(&name);
-            let valid = valid
-                .replace("use dt <=", "use --dt <=")
-                .replace("a larger dh", "a larger --dh")
-                .replace("<= src_z <", "<= src-z <")
-                .replace("<= src_x <", "<= src-x <");
+            let flag = flag_for(param).unwrap_or(&name);
+            // Parameters named in the text get their flag too: `--dt` as a setting to
+            // change, `src-z` where it stands for its value in a range.
+            let valid = e
+                .valid_named(|p, as_value| {
+                    flag_for(p).map(|f| {
+                        if as_value {
+                            f.trim_start_matches("--").to_string()
+                        } else {
+                            f.to_string()
+                        }
+                    })
+                })
+                .unwrap_or_default();
             BadInput(format!("invalid {flag} = {value}: {valid}")).into()
         }
         other => other.into(),

@@ -5,7 +5,7 @@
 use super::physics::{cfl_limit_for, check_space_order, DEFAULT_SPACE_ORDER};
 use crate::model::VelocityModel;
 use crate::receivers::ReceiverLine;
-use crate::{Error, HostField, Param, Real, Result};
+use crate::{Error, HostField, Param, Real, Result, Valid};
 
 /// How the source wavelet enters the wavefield.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -296,20 +296,24 @@ impl WaveConfig {
             return Err(Error::invalid(
                 Param::SourceZ,
                 self.src_z,
-                format!(
-                    "the source row must lie inside the order-{order} border of {r} cells: {r} <= src_z < {}",
-                    self.nz - r
-                ),
+                Valid::new()
+                    .text(format!(
+                        "the source row must lie inside the order-{order} border of {r} cells: {r} <= "
+                    ))
+                    .value(Param::SourceZ)
+                    .text(format!(" < {}", self.nz - r)),
             ));
         }
         if self.src_x < r || self.src_x >= self.nx - r {
             return Err(Error::invalid(
                 Param::SourceX,
                 self.src_x,
-                format!(
-                    "the source column must lie inside the order-{order} border of {r} cells: {r} <= src_x < {}",
-                    self.nx - r
-                ),
+                Valid::new()
+                    .text(format!(
+                        "the source column must lie inside the order-{order} border of {r} cells: {r} <= "
+                    ))
+                    .value(Param::SourceX)
+                    .text(format!(" < {}", self.nx - r)),
             ));
         }
         for &(z, x) in &self.receivers {
@@ -371,13 +375,15 @@ impl WaveConfig {
             return Err(Error::invalid(
                 Param::TimeStep,
                 self.dt,
-                format!(
-                    "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{} scheme; use dt <= {:.6e} s (or a larger dh)",
-                    self.dt,
-                    self.dh,
-                    self.space_order,
-                    limit * self.dh / vmax
-                ),
+                Valid::new()
+                    .text(format!(
+                        "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{} scheme; use ",
+                        self.dt, self.dh, self.space_order,
+                    ))
+                    .setting(Param::TimeStep)
+                    .text(format!(" <= {:.6e} s (or a larger ", limit * self.dh / vmax))
+                    .setting(Param::SpaceStep)
+                    .text(")"),
             ));
         }
         Ok(())
