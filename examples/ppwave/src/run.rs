@@ -33,6 +33,17 @@ pub struct Plan {
     pub config: WaveConfig,
     /// Options whose value came from the config file (named in error messages).
     pub from_file: BTreeSet<&'static str>,
+    /// The velocity model in words (run.json's "model").
+    pub model: String,
+    /// The files the run reads (flag, path): never inside --out.
+    pub inputs: Vec<(&'static str, PathBuf)>,
+}
+
+impl Plan {
+    /// [`inputs`](Self::inputs) as [`OutputDir::prepare`] takes them.
+    fn input_refs(&self) -> Vec<(&str, &Path)> {
+        self.inputs.iter().map(|(f, p)| (*f, p.as_path())).collect()
+    }
 }
 
 /// The flag a library parameter corresponds to: the one table from the library's
@@ -212,20 +223,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         o.receiver_file = Some(absolute(path));
     }
 
-    config.validate().map_err(|e| {
-        let mut e = flag_error(e);
-        if o.layers.is_none()
-            && config.velocity.is_none()
-            && e.to_string().starts_with("invalid --layer")
-        {
-            e = e.context(BadInput(format!(
-                "the paper's default layers need nz >= 1751; for nz = {nz} give your own \
-                 --layer Z0:Z1:V (e.g. --layer {}:{nz}:3000)",
-                nz / 2,
-            )));
-        }
-        origin(e)
-    })?;
+    config.validate().map_err(|e| origin(flag_error(e)))?;
     // Fields of the time loop (velocity, p, pold, pnew, kv2 or pxx + pzz, the damping) plus
     // the host copies of the results: refuse grids whose size does not even fit in an address.
     let bytes = match o.precision() {
@@ -280,6 +278,34 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         ).into()));
     }
 
+    if o.vmin.is_some() && config.velocity.is_some() {
+        return Err(origin(BadInput(
+            "--vmin applies only without --velocity (the model file gives every cell's velocity); drop --vmin, or drop --velocity for a constant background".into(),
+        ).into()));
+    }
+    let layers_text = config
+        .layers
+        .iter()
+        .map(TextArg::to_text)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let model = match (&o.velocity, &o.layers) {
+        (Some(v), None) => format!("the --velocity file {}", v.display()),
+        (Some(v), Some(_)) => format!(
+            "the --velocity file {} with the --layer layers {layers_text} on top",
+            v.display()
+        ),
+        (None, Some(_)) => format!(
+            "--vmin {} m/s with the --layer layers {layers_text} on top",
+            config.vmin
+        ),
+        (None, None) => format!(
+            "the default: --vmin {} m/s with the paper's layers scaled to {nz} rows ({layers_text}; \
+             the paper's are 750:1125:3000, 1125:1751:4800 of 1751 rows)",
+            config.vmin
+        ),
+    };
+
     // The effective options, every default written out (run.json's "config").
     o.backend = Some(o.backend());
     o.nz = Some(nz);
@@ -290,7 +316,8 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     o.src_z = Some(config.src_z);
     o.src_x = Some(config.src_x);
     o.fpeak = Some(config.fpeak);
-    o.vmin = Some(config.vmin);
+    // Options that do not apply are not recorded as applied.
+    o.vmin = config.velocity.is_none().then_some(config.vmin);
     o.layers = Some(config.layers.clone());
     o.kernels = Some(match config.kernels {
         ppstencil::StepKernels::Split => crate::cli::KernelsArg::Split,
@@ -307,12 +334,28 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     }
     o.precision = Some(o.precision());
     o.out = Some(absolute(&o.out()));
+    let inputs: Vec<(&'static str, PathBuf)> = [
+        ("--config", args.config.clone()),
+        ("--velocity", o.velocity.clone()),
+        ("--receiver-file", o.receiver_file.clone()),
+    ]
+    .into_iter()
+    .filter_map(|(f, p)| p.map(|p| (f, p)))
+    .collect();
     o.config = None;
-    Ok(Plan {
+    let plan = Plan {
         options: o,
         config,
         from_file,
-    })
+        model,
+        inputs,
+    };
+    crate::output::check_target(
+        &plan.options.out(),
+        plan.options.overwrite,
+        &plan.input_refs(),
+    )?;
+    Ok(plan)
 }
 
 /// Fields of `nz × nx` elements a run holds at most: velocity, p, pold, pnew, kv2 or
@@ -386,12 +429,9 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
 ) -> anyhow::Result<RunSummary> {
     let config = &plan.config;
     let o = &plan.options;
-    let mut out = OutputDir::prepare(&o.out())?;
+    let mut out = OutputDir::prepare(&o.out(), o.overwrite, &plan.input_refs())?;
     if config.snapshot_every.is_some() {
-        if let Err(e) = out.subdir("snapshots") {
-            out.abandon();
-            return Err(e);
-        }
+        out.subdir("snapshots")?;
     }
     let mut sim = WaveSimulator::<E, T>::with_config(space, config.clone());
     let bar = progress_bar(config.nt);
@@ -457,7 +497,6 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
     let names: Vec<String> = out
         .written()
         .iter()
-        .filter_map(|f| f.strip_prefix(out.path()).ok())
         .map(|f| f.display().to_string())
         .filter(|f| !f.starts_with("snapshots"))
         .chain(["run.json".to_string()])
@@ -479,8 +518,9 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "src_z": config.src_z,
         "src_x": config.src_x,
         "fpeak": config.fpeak,
-        "vmin": config.vmin,
+        "vmin": config.velocity.is_none().then_some(config.vmin),
         "vmax": config.vmax(),
+        "model": plan.model,
         "velocity_file": o.velocity,
         "layers": config.layers.iter().map(|l| serde_json::json!({"z0": l.z0, "z1": l.z1, "velocity": l.velocity})).collect::<Vec<_>>(),
         "space_order": config.space_order,
@@ -505,6 +545,8 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         let text = serde_json::to_string_pretty(&json)? + "\n";
         std::fs::write(f, text).with_context(|| format!("{}: cannot write", f.display()))
     })?;
+    let target = out.path().to_path_buf();
+    let files = out.commit()?;
     // A closed stdout (e.g. `| head -0`) must not turn a finished run into a failure.
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(
@@ -535,11 +577,8 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
     let _ = writeln!(
         stdout,
         "wrote {}/{{{}{snapshots}}}",
-        out.path().display(),
+        target.display(),
         names.join(", ")
     );
-    Ok(RunSummary {
-        files: out.written().to_vec(),
-        stats,
-    })
+    Ok(RunSummary { files, stats })
 }
