@@ -35,6 +35,8 @@ pub struct Plan {
     pub from_file: BTreeSet<&'static str>,
     /// The velocity model in words (run.json's "model").
     pub model: String,
+    /// What the grid cannot carry (printed to stderr, recorded in run.json).
+    pub warnings: Vec<String>,
     /// The files the run reads (flag, path): never inside --out.
     pub inputs: Vec<(&'static str, PathBuf)>,
 }
@@ -223,7 +225,21 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         o.receiver_file = Some(absolute(path));
     }
 
-    config.validate().map_err(|e| origin(flag_error(e)))?;
+    match o.precision() {
+        Precision::F32 => config.validate_for::<f32>(),
+        Precision::F64 => config.validate_for::<f64>(),
+    }
+    .map_err(|e| origin(flag_error(e)))?;
+    // What the grid cannot carry: warnings (run.json records them too).
+    let warnings: Vec<String> = config
+        .warnings()
+        .into_iter()
+        .map(|(param, text)| {
+            let name = param.to_string();
+            let flag = flag_for(&param).unwrap_or(&name);
+            format!("{flag} = {}: {text}", o.fpeak.map_or(config.fpeak, |f| f))
+        })
+        .collect();
     // Fields of the time loop (velocity, p, pold, pnew, kv2 or pxx + pzz, the damping) plus
     // the host copies of the results: refuse grids whose size does not even fit in an address.
     let bytes = match o.precision() {
@@ -233,6 +249,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     if nz
         .checked_mul(nx)
         .and_then(|n| n.checked_mul(FIELDS_PER_POINT * bytes))
+        .and_then(|n| n.checked_add(nt_bytes(&config, bytes)?))
         .is_none()
     {
         return Err(BadInput(format!(
@@ -244,10 +261,24 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     // On the host, refuse a run that cannot fit in memory before it starts, rather than
     // letting the kernel's out-of-memory killer stop it half-way.
     if matches!(o.backend(), Backend::Serial | Backend::Rayon) {
-        let need = (nz as f64) * (nx as f64) * (FIELDS_PER_POINT * bytes) as f64;
+        let grid = (nz as f64) * (nx as f64) * (FIELDS_PER_POINT * bytes) as f64;
+        let steps = nt_bytes(&config, bytes).unwrap_or(usize::MAX) as f64;
         if let Some(avail) = available_memory() {
+            let gib = |b: f64| b / (1u64 << 30) as f64;
+            if steps > avail as f64 / 2.0 {
+                return Err(origin(BadInput(format!(
+                    "invalid --nt = {}: the buffers that grow with the steps (the source wavelet and {} receiver \
+                     trace(s), {bytes} bytes per sample, twice for the seismogram) need about {:.1} GiB, but only \
+                     {:.1} GiB of memory is available; run fewer steps (or use fewer receivers)",
+                    config.nt,
+                    config.receivers.len(),
+                    gib(steps),
+                    gib(avail as f64),
+                ))
+                .into()));
+            }
+            let need = grid + steps;
             if need > avail as f64 {
-                let gib = |b: f64| b / (1u64 << 30) as f64;
                 return Err(BadInput(format!(
                     "--nz x --nx = {nz} x {nx} needs about {:.1} GiB ({FIELDS_PER_POINT} fields of {bytes} bytes \
                      per point), but only {:.1} GiB of memory is available; use a smaller grid{}",
@@ -348,6 +379,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         config,
         from_file,
         model,
+        warnings,
         inputs,
     };
     crate::output::check_target(
@@ -356,6 +388,28 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         &plan.input_refs(),
     )?;
     Ok(plan)
+}
+
+/// The largest |p|, NaN when any value is NaN (unlike a plain maximum, which skips NaN).
+fn max_abs<T: Real>(p: &HostField<T>) -> f64 {
+    p.as_slice().iter().fold(0.0f64, |m, v| {
+        let a = v.to_f64().abs();
+        if a.is_nan() || m.is_nan() {
+            f64::NAN
+        } else {
+            m.max(a)
+        }
+    })
+}
+
+/// Bytes of the buffers that grow with nt, in elements of `bytes` bytes: the wavelet and the
+/// traces ([`WaveConfig::nt_buffer_bytes`]) and the seismogram's copy of the traces.
+fn nt_bytes(config: &WaveConfig, bytes: usize) -> Option<usize> {
+    let copy = config
+        .nt
+        .checked_mul(config.receivers.len())?
+        .checked_mul(bytes)?;
+    config.nt_buffer_bytes(bytes)?.checked_add(copy)
 }
 
 /// Fields of `nz × nx` elements a run holds at most: velocity, p, pold, pnew, kv2 or
@@ -375,6 +429,9 @@ fn available_memory() -> Option<u64> {
 /// `--out`. Nothing is written unless the run succeeds.
 pub fn run(args: &RunArgs) -> anyhow::Result<RunSummary> {
     let plan = plan(args)?;
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
     let o = &plan.options;
     match o.backend() {
         Backend::Serial => simulate_in(Serial, &plan, Some(1)),
@@ -521,6 +578,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "vmin": config.velocity.is_none().then_some(config.vmin),
         "vmax": config.vmax(),
         "model": plan.model,
+        "warnings": plan.warnings,
         "velocity_file": o.velocity,
         "layers": config.layers.iter().map(|l| serde_json::json!({"z0": l.z0, "z1": l.z1, "velocity": l.velocity})).collect::<Vec<_>>(),
         "space_order": config.space_order,
@@ -536,7 +594,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "steps": stats.steps,
         "wall_time_s": stats.wall.as_secs_f64(),
         "mpoints_per_s": stats.mpoints_per_s,
-        "max_abs_p": p.max_abs().to_f64(),
+        "max_abs_p": max_abs(&p),
         "image_clip": clip,
         "seismogram_clip": gather_clip,
         "files": names,
@@ -567,7 +625,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         stats.mpoints_per_s,
         config.cfl(),
         limit,
-        p.max_abs().to_f64(),
+        max_abs(&p),
     );
     let snapshots = if frames > 0 {
         format!(", snapshots/ ({frames} frames)")

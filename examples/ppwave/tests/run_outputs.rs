@@ -162,7 +162,7 @@ fn an_interrupted_run_is_recognisable_and_leaves_out_alone() {
         let before = names(&out);
         let wave = std::fs::read(out.join("wavefield.npy")).unwrap();
         // Long enough to be interrupted: 200 x 200, 99999 serial steps, a frame every 5.
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ppwave"))
+        let child = Command::new(env!("CARGO_BIN_EXE_ppwave"))
             .args([
                 "run",
                 "--backend",
@@ -195,6 +195,16 @@ fn an_interrupted_run_is_recognisable_and_leaves_out_alone() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("starts");
+        // Killed if the test fails before it is interrupted.
+        struct Reap(std::process::Child);
+        impl Drop for Reap {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let mut child = Reap(child);
+        let child = &mut child.0;
         let dir = partial(&out, child.id());
         let t0 = Instant::now();
         while !dir.join("snapshots/00010.npy").exists() {
