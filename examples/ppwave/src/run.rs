@@ -231,7 +231,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     }
     .map_err(|e| origin(flag_error(e)))?;
     // What the grid cannot carry: warnings (run.json records them too).
-    let warnings: Vec<String> = config
+    let mut warnings: Vec<String> = config
         .warnings()
         .into_iter()
         .map(|(param, text)| {
@@ -293,6 +293,13 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
                 .into());
             }
         }
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(t) = o.threads.filter(|&t| t > THREADS_PER_CORE_WARNING * cores) {
+        warnings.push(format!(
+            "--threads = {t}: more than {THREADS_PER_CORE_WARNING} times the {cores} cores of this \
+             machine; the threads take turns and each step waits for the slowest (use --threads {cores})"
+        ));
     }
     if o.threads.is_some() && o.backend() != Backend::Rayon {
         return Err(origin(
@@ -386,7 +393,14 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         &plan.options.out(),
         plan.options.overwrite,
         &plan.input_refs(),
-    )?;
+    )
+    .map_err(|e| match (&args.config, plan.from_file.contains("out")) {
+        (Some(path), true) => e.context(BadInput(format!(
+            "--out comes from --config {} (`out`); pass --out DIR for a new directory",
+            path.display()
+        ))),
+        _ => e,
+    })?;
     Ok(plan)
 }
 
@@ -412,13 +426,16 @@ fn nt_bytes(config: &WaveConfig, bytes: usize) -> Option<usize> {
     config.nt_buffer_bytes(bytes)?.checked_add(copy)
 }
 
+/// `--threads` above this many per core is warned about.
+const THREADS_PER_CORE_WARNING: usize = 4;
+
 /// Fields of `nz × nx` elements a run holds at most: velocity, p, pold, pnew, kv2 or
 /// pxx + pzz, the damping, and the host copies of the results.
 const FIELDS_PER_POINT: usize = 9;
 
 /// Memory the system can give without swapping (`MemAvailable` of `/proc/meminfo`), in bytes;
 /// `None` where it cannot be read (then no check is made).
-fn available_memory() -> Option<u64> {
+pub(crate) fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
