@@ -195,6 +195,11 @@ fn a_finished_run_reports_a_finite_max() {
     let (_, p) = parse_npy(&out.join("wavefield.npy"));
     let max = p.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     // f32 data: equal as f32 (JSON's text of the f64 may differ in the last bit).
-    let reported = read_json(&out.join("run.json"))["max_abs_p"].as_f64().expect("a number");
-    assert!(max > 0.0 && reported as f32 == max as f32, "{reported} vs {max}");
+    let reported = read_json(&out.join("run.json"))["max_abs_p"]
+        .as_f64()
+        .expect("a number");
+    assert!(
+        max > 0.0 && reported as f32 == max as f32,
+        "{reported} vs {max}"
+    );
 }

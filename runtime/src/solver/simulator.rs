@@ -1004,6 +1004,97 @@ mod tests {
         }
     }
 
+    /// A NaN that enters the field stops the run at the step boundary: next to the source
+    /// point the step it spreads there, far from it at the next whole-field check.
+    #[test]
+    fn a_non_finite_field_stops_the_run_naming_the_step() {
+        // (197, 197) of a 200 x 200 grid is 339 cells (Manhattan) from the source at
+        // (20, 35): the order-4 step spreads a NaN 2 cells a step, so it reaches the source
+        // only after the whole-field check at step 64.
+        for (n, z, x, first_check) in [(60, 20, 36, 4), (200, 197, 197, FINITE_CHECK_EVERY)] {
+            let config = WaveConfig {
+                nz: n,
+                nx: n.max(70),
+                layers: vec![],
+                ..small(StepKernels::Fused)
+            };
+            let mut sim = WaveSimulator::<Serial>::with_config(Serial, config);
+            sim.prepare().unwrap();
+            for _ in 0..3 {
+                sim.step().unwrap();
+            }
+            sim.run.as_mut().unwrap().p[(z, x)] = f32::NAN;
+            let e = loop {
+                match sim.step() {
+                    Ok(_) => continue,
+                    Err(e) => break e,
+                }
+            };
+            match &e {
+                Error::NonFinite { step, found, .. } => {
+                    assert_eq!(*step, first_check, "{e}");
+                    assert!(found.contains("NaN"), "{e}");
+                }
+                other => panic!("expected NonFinite, got {other:?}"),
+            }
+            assert!(
+                e.to_string()
+                    .contains(&format!("after time step {first_check}")),
+                "{e}"
+            );
+        }
+    }
+
+    /// Values that vanish or overflow in the run's precision are refused before the first
+    /// step, naming the parameter; the same values pass in f64 where they are normal.
+    #[test]
+    fn precision_checks_name_the_parameter() {
+        let param_of = |r: Result<()>| match r {
+            Err(Error::InvalidParameter { param, .. }) => Some(param),
+            Ok(()) => None,
+            Err(other) => panic!("{other:?}"),
+        };
+        let mut c = small(StepKernels::Fused);
+        c.dt = 1e-30; // (dt/dh)² = 4e-62: 0 in f32, normal in f64
+        assert_eq!(param_of(c.validate_for::<f32>()), Some(Param::TimeStep));
+        assert_eq!(param_of(c.validate_for::<f64>()), None);
+        let mut c = small(StepKernels::Fused);
+        c.layers[0].velocity = 1e-45; // a subnormal f32
+        assert_eq!(param_of(c.validate_for::<f32>()), Some(Param::Layer));
+        let mut c = small(StepKernels::Fused);
+        c.fpeak = 1e25; // (π fpeak dt)² overflows f32
+        assert_eq!(
+            param_of(c.validate_for::<f32>()),
+            Some(Param::PeakFrequency)
+        );
+        let mut c = small(StepKernels::Fused);
+        c.source_mode = SourceMode::Add;
+        c.source_delay = Some(1e154); // (π fpeak delay)² overflows f64
+        assert_eq!(param_of(c.validate_for::<f64>()), Some(Param::SourceDelay));
+        // nt-sized buffers beyond the address space: an error, not a capacity overflow.
+        let mut c = small(StepKernels::Fused);
+        c.nt = usize::MAX;
+        assert_eq!(param_of(c.validate()), Some(Param::Nt));
+        let mut sim = WaveSimulator::<Serial>::with_config(Serial, c);
+        assert!(sim.run().is_err());
+    }
+
+    /// The warnings' numbers, by hand: 2.5 x 200 Hz = 500 Hz; 2000 m/s / 500 Hz = 4 m = 0.8
+    /// points of 5 m; Nyquist of dt = 0.0005 s is 1000 Hz (2.5 x 500 Hz = 1250 Hz is above).
+    #[test]
+    fn what_the_grid_cannot_carry_is_warned_with_the_numbers() {
+        let mut c = small(StepKernels::Fused);
+        assert!(c.warnings().is_empty(), "25 Hz: 6.4 points per wavelength");
+        c.fpeak = 200.0;
+        let w = c.warnings();
+        assert_eq!(w.len(), 1);
+        assert!(w[0].1.contains("0.800 grid points"), "{}", w[0].1);
+        c.fpeak = 500.0;
+        let w = c.warnings();
+        assert_eq!(w.len(), 2);
+        assert!(w[1].1.contains("1/(2 dt) = 1.0000e3 Hz"), "{}", w[1].1);
+    }
+
     #[test]
     fn bad_velocity_models_are_rejected_when_made() {
         for (bad, needle) in [
