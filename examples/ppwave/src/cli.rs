@@ -235,7 +235,7 @@ pub struct RunArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
     /// Output directory [default: ppwave-out]. Written whole when the run completes (the run
-    /// writes into DIR.partial-<pid>/ and renames it); must be new or empty unless
+    /// writes into DIR.partial-PID/ and renames it); must be new or empty unless
     /// --overwrite.
     #[arg(long, value_name = "DIR")]
     #[serde(skip_serializing_if = "Option::is_none")]
