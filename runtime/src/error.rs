@@ -95,8 +95,22 @@ pub enum Error {
         param: Param,
         /// The value given.
         value: String,
-        /// The valid range and the fix.
+        /// The valid range and the fix, naming parameters in the library's terms.
         valid: String,
+        /// Where `valid` names a parameter, so that a program can write its own name for
+        /// it ([`Error::valid_named`]).
+        mentions: Vec<Mention>,
+    },
+    /// The wavefield became NaN or infinite: the run stopped instead of writing a wrong
+    /// result.
+    #[error("the wavefield is not finite ({found}) after time step {step}: {cause}")]
+    NonFinite {
+        /// The step (1-based: after `step` steps) where it was found.
+        step: usize,
+        /// What was found where, e.g. `"NaN at row 3, column 4"`.
+        found: String,
+        /// The likely cause and the fix.
+        cause: String,
     },
     /// A device API call failed.
     #[error("{call} failed: {code}")]
@@ -152,16 +166,122 @@ impl Error {
 
     /// Shorthand for [`Error::InvalidParameter`]. `param` is a [`Param`], or a name in
     /// words for anything else ([`Param::Other`]).
-    pub fn invalid(
-        param: impl Into<Param>,
-        value: impl ToString,
-        valid: impl Into<String>,
-    ) -> Self {
+    pub fn invalid(param: impl Into<Param>, value: impl ToString, valid: impl Into<Valid>) -> Self {
+        let valid = valid.into();
         Error::InvalidParameter {
             param: param.into(),
             value: value.to_string(),
-            valid: valid.into(),
+            valid: valid.text,
+            mentions: valid.mentions,
         }
+    }
+
+    /// For [`Error::InvalidParameter`]: the valid range and fix with every parameter it
+    /// names written as `name(param, as_value)` says (`None` keeps the library's name).
+    /// `as_value` is true where the parameter stands for its value in a range (`2 <= src_z
+    /// < 38`), false where it is named as a setting to change (`use dt <= 1e-3`). `None` for
+    /// other errors.
+    pub fn valid_named(&self, name: impl Fn(&Param, bool) -> Option<String>) -> Option<String> {
+        let Error::InvalidParameter {
+            valid, mentions, ..
+        } = self
+        else {
+            return None;
+        };
+        let mut out = String::with_capacity(valid.len());
+        let mut at = 0;
+        for m in mentions {
+            let Some(text) = valid.get(m.at.clone()) else {
+                continue;
+            };
+            out.push_str(&valid[at..m.at.start]);
+            out.push_str(&name(&m.param, m.as_value).unwrap_or_else(|| text.to_string()));
+            at = m.at.end;
+        }
+        out.push_str(&valid[at..]);
+        Some(out)
+    }
+}
+
+/// Where the text of an [`Error::InvalidParameter`] names a parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mention {
+    /// The byte range of the name in the text.
+    pub at: std::ops::Range<usize>,
+    /// The parameter named.
+    pub param: Param,
+    /// Named for its value in a range (`2 <= src_z < 38`) rather than as a setting to
+    /// change (`use dt <= 1e-3`).
+    pub as_value: bool,
+}
+
+/// The valid range and fix of an invalid parameter, built piece by piece so that the
+/// parameters it names are known ([`Mention`]); a plain string converts into one that names
+/// none.
+///
+/// ```
+/// use ppstencil::{Error, Param, Valid};
+/// let e = Error::invalid(
+///     Param::TimeStep,
+///     0.01,
+///     Valid::new().text("use ").setting(Param::TimeStep).text(" <= 1e-3"),
+/// );
+/// assert_eq!(e.to_string(), "invalid dt = 0.01: use dt <= 1e-3");
+/// let flags = e.valid_named(|p, _| (*p == Param::TimeStep).then(|| "--dt".to_string()));
+/// assert_eq!(flags.as_deref(), Some("use --dt <= 1e-3"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Valid {
+    text: String,
+    mentions: Vec<Mention>,
+}
+
+impl Valid {
+    /// An empty text.
+    pub fn new() -> Self {
+        Valid::default()
+    }
+
+    /// Appends plain text.
+    pub fn text(mut self, s: impl AsRef<str>) -> Self {
+        self.text.push_str(s.as_ref());
+        self
+    }
+
+    /// Appends the name of `param` as a setting to change (`use dt <= ...`).
+    pub fn setting(self, param: Param) -> Self {
+        self.mention(param, false)
+    }
+
+    /// Appends the name of `param` standing for its value (`2 <= src_z < 38`).
+    pub fn value(self, param: Param) -> Self {
+        self.mention(param, true)
+    }
+
+    fn mention(mut self, param: Param, as_value: bool) -> Self {
+        let start = self.text.len();
+        self.text.push_str(&param.to_string());
+        self.mentions.push(Mention {
+            at: start..self.text.len(),
+            param,
+            as_value,
+        });
+        self
+    }
+}
+
+impl From<String> for Valid {
+    fn from(text: String) -> Valid {
+        Valid {
+            text,
+            mentions: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for Valid {
+    fn from(text: &str) -> Valid {
+        Valid::from(text.to_string())
     }
 }
 

@@ -67,7 +67,7 @@ pub mod solver;
 pub use solver as wave;
 
 pub use device::{Cuda, Hip, MemSpaceCuda, MemSpaceHip};
-pub use error::{Error, Param, Result};
+pub use error::{Error, Mention, Param, Result, Valid};
 pub use exec::{ExecutionSpace, Rayon, Serial};
 pub use field::{HostField, ScalarField};
 pub use memory::{HostAccessible, MemSpaceHost, MemorySpace};

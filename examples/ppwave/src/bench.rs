@@ -16,7 +16,7 @@
 //! roofline plot (`--plot`, SVG or PNG by the file's extension).
 
 use crate::plot::{self, Anchor, Rgb, Shape};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use ppstencil::exec::{cache_sizes, simd, vectorized};
 use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::{kernels, ExecutionSpace, HostField, Rayon, ScalarField, Serial};
@@ -105,12 +105,53 @@ struct StepRow {
 
 const BACKENDS: [&str; 5] = ["serial", "rayon", "c", "cuda", "hip"];
 
+/// Returns a [`BadInput`](crate::BadInput) error (exit status 2) from the enclosing function.
+macro_rules! bad {
+    ($($t:tt)*) => {
+        return Err(crate::BadInput(format!($($t)*)).into())
+    };
+}
+
+/// Checks that `path` (the file of option `flag`) can be written, without changing it: its
+/// directory exists and is writable, and it is not a directory. A file created by the probe
+/// is removed again.
+fn check_writable(flag: &str, path: &std::path::Path) -> Result<()> {
+    let shown = path.display();
+    if path.is_dir() {
+        bad!("{flag} {shown}: is a directory; give a file name");
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        bad!(
+            "{flag} {shown}: the directory {} does not exist; create it or choose another path",
+            dir.display()
+        );
+    }
+    let existed = path.exists();
+    match std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(())
+        }
+        Err(e) => bad!("{flag} {shown}: cannot be written ({e}); choose a writable path"),
+    }
+}
+
 /// Checks the options; returns the selected backends and the thread count.
 fn check(args: &BenchArgs) -> Result<(Vec<&'static str>, usize)> {
     let min = 2 * kernels::FdPxx::INFO.radius + 1;
     for (name, n) in [("--nz", args.nz), ("--nx", args.nx)] {
         if n < min {
-            bail!(
+            bad!(
                 "{name} {n} is too small for the radius-{} stencils: use at least {min} \
                  (the default is 4096)",
                 kernels::FdPxx::INFO.radius
@@ -123,7 +164,7 @@ fn check(args: &BenchArgs) -> Result<(Vec<&'static str>, usize)> {
         .and_then(|n| n.checked_mul(4 * 8))
         .filter(|b| *b <= isize::MAX as usize);
     if fields_bytes.is_none() {
-        bail!(
+        bad!(
             "--nz {} x --nx {} is too large: the benchmark's eight f32 fields would not fit \
              in memory; use a smaller grid",
             args.nz,
@@ -131,29 +172,52 @@ fn check(args: &BenchArgs) -> Result<(Vec<&'static str>, usize)> {
         );
     }
     if args.repeat == 0 {
-        bail!("--repeat 0: use at least 1 timed run (the median of the runs is reported)");
+        bad!("--repeat 0: use at least 1 timed run (the median of the runs is reported)");
     }
     if args.chunk_rows == Some(0) {
-        bail!(
-            "--chunk-rows 0: use at least 1 row per rayon task (or leave it out for the default)"
-        );
+        bad!("--chunk-rows 0: use at least 1 row per rayon task (or leave it out for the default)");
     }
     if args.stream_mib == Some(0) {
-        bail!("--stream-mib 0: use at least 1 MiB per STREAM array (default: 4 x the LLC)");
+        bad!("--stream-mib 0: use at least 1 MiB per STREAM array (default: 4 x the LLC)");
     }
     if let Some(path) = &args.plot {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         if !(ext.eq_ignore_ascii_case("svg") || is_png(path)) {
-            bail!(
+            bad!(
                 "--plot {}: the picture is written as SVG or PNG; use a file name ending in .svg or .png",
                 path.display()
             );
         }
     }
+    // Memory: the grid's fields and the STREAM arrays (three of f64) are allocated whole.
+    if let (Some(avail), Some(fields)) = (crate::run::available_memory(), fields_bytes) {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        if fields as u64 > avail {
+            bad!(
+                "--nz {} x --nx {} needs about {:.1} GiB for the benchmark's eight f32 fields, but only {:.1} GiB of memory is available; use a smaller grid",
+                args.nz, args.nx, gib(fields as u64), gib(avail)
+            );
+        }
+        if let Some(m) = args.stream_mib {
+            let need = (m as u64).checked_mul(3 << 20);
+            if need.is_none_or(|n| n > avail) {
+                bad!(
+                    "--stream-mib {m}: the three STREAM arrays need {} MiB, but only {:.1} GiB of memory is available; use --stream-mib {} or less (default: 4 x the LLC, at least 64)",
+                    3u128 * m as u128, gib(avail), avail / (3 << 20)
+                );
+            }
+        }
+    }
+    // Output files: checked before the benchmark, not after it.
+    for (flag, path) in [("--json", &args.json), ("--plot", &args.plot)] {
+        if let Some(path) = path {
+            check_writable(flag, path)?;
+        }
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     if threads == 0 || threads > cores {
-        bail!("--threads {threads}: this machine has {cores} hardware threads; use 1 to {cores}");
+        bad!("--threads {threads}: this machine has {cores} hardware threads; use 1 to {cores}");
     }
     let mut chosen = Vec::new();
     for b in &args.backend {
@@ -163,7 +227,7 @@ fn check(args: &BenchArgs) -> Result<(Vec<&'static str>, usize)> {
         } else if let Some(known) = BACKENDS.iter().find(|k| **k == b) {
             chosen.push(*known);
         } else {
-            bail!(
+            bad!(
                 "--backend {b}: unknown backend; use serial, rayon, c, cuda, hip or all \
                  (comma-separated)"
             );

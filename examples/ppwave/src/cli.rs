@@ -157,11 +157,11 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dh: Option<f64>,
-    /// Source row [default: 625].
+    /// Source row [default: 625, the paper's, scaled to --nz: 625 * nz / 1751].
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub src_z: Option<usize>,
-    /// Source column [default: 2500].
+    /// Source column [default: 2500, the paper's, scaled to --nx: 2500 * nx / 5001].
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub src_x: Option<usize>,
@@ -174,9 +174,9 @@ pub struct RunArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vmin: Option<f64>,
     /// Rows [Z0, Z1) get velocity V (m/s); repeat for several layers, applied in order on top
-    /// of the background. Any --layer replaces the paper's layers (750:1125:3000 and
-    /// 1125:1751:4800, used only without --velocity).
-    #[arg(long = "layer", value_name = "Z0:Z1:V", value_parser = parse_layer)]
+    /// of the background. Any --layer replaces the default layers: the paper's (750:1125:3000
+    /// and 1125:1751:4800 of 1751 rows) scaled to --nz, used only without --velocity.
+    #[arg(long = "layer", value_name = "Z0:Z1:V", value_parser = parse_layer, allow_hyphen_values = true)]
     #[serde(
         rename = "layer",
         skip_serializing_if = "Option::is_none",
@@ -208,7 +208,7 @@ pub struct RunArgs {
     pub source_delay: Option<f64>,
     /// A line of receivers: row Z, columns X0, X0+STEP, ... up to X1; repeatable. The traces
     /// are written as seismogram.npy (nt x nrec) and seismogram.png.
-    #[arg(long = "receivers", value_name = "Z:X0:X1:STEP", value_parser = parse_receivers)]
+    #[arg(long = "receivers", value_name = "Z:X0:X1:STEP", value_parser = parse_receivers, allow_hyphen_values = true)]
     #[serde(skip_serializing_if = "Option::is_none", with = "text_list")]
     pub receivers: Option<Vec<ReceiverLine>>,
     /// A text file of receiver positions, one `z x` (row, column) pair per line; `#` starts a
@@ -234,11 +234,17 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
-    /// Output directory, created if missing; existing output files are replaced
-    /// [default: ppwave-out].
+    /// Output directory [default: ppwave-out]. Written whole when the run completes (the run
+    /// writes into DIR.partial-PID/ and renames it); must be new or empty unless
+    /// --overwrite.
     #[arg(long, value_name = "DIR")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub out: Option<PathBuf>,
+    /// Replace --out when it holds a previous ppwave run (only the files its run.json lists
+    /// and its snapshots), once the new run is complete.
+    #[arg(long)]
+    #[serde(skip)]
+    pub overwrite: bool,
 }
 
 /// The keys of a `--config` file, with the type each expects (for error messages).
@@ -279,7 +285,7 @@ impl RunArgs {
     /// config file; a list flag replaces the file's whole list).
     pub fn over(&self, file: RunArgs) -> RunArgs {
         macro_rules! pick {
-            ($($f:ident),*) => { RunArgs { config: self.config.clone(), $($f: self.$f.clone().or(file.$f),)* } };
+            ($($f:ident),*) => { RunArgs { config: self.config.clone(), overwrite: self.overwrite, $($f: self.$f.clone().or(file.$f),)* } };
         }
         pick!(
             backend,
@@ -313,10 +319,17 @@ impl RunArgs {
     /// paper's value, and the paper's layers apply unless `--layer` or `--velocity` is given.
     pub fn config(&self) -> WaveConfig {
         let paper = WaveConfig::paper();
+        let nz = self.nz.unwrap_or(paper.nz);
+        let nx = self.nx.unwrap_or(paper.nx);
         let layers = match (&self.layers, &self.velocity) {
             (Some(l), _) => l.clone(),
             (None, Some(_)) => Vec::new(),
-            (None, None) => paper.layers.clone(),
+            (None, None) => default_layers(nz),
+        };
+        // The paper's source position, scaled like the layers, inside the widest border.
+        let r = self.space_order.unwrap_or(paper.space_order) / 2;
+        let scaled = |p: usize, n: usize, paper_n: usize| {
+            (p * n / paper_n).clamp(r, n.saturating_sub(r + 1).max(r))
         };
         let receivers = self
             .receivers
@@ -325,13 +338,17 @@ impl RunArgs {
             .flat_map(ReceiverLine::positions)
             .collect();
         WaveConfig {
-            nz: self.nz.unwrap_or(paper.nz),
-            nx: self.nx.unwrap_or(paper.nx),
+            nz,
+            nx,
             nt: self.nt.unwrap_or(paper.nt),
             dt: self.dt.unwrap_or(paper.dt),
             dh: self.dh.unwrap_or(paper.dh),
-            src_z: self.src_z.unwrap_or(paper.src_z),
-            src_x: self.src_x.unwrap_or(paper.src_x),
+            src_z: self
+                .src_z
+                .unwrap_or_else(|| scaled(paper.src_z, nz, paper.nz)),
+            src_x: self
+                .src_x
+                .unwrap_or_else(|| scaled(paper.src_x, nx, paper.nx)),
             fpeak: self.fpeak.unwrap_or(paper.fpeak),
             vmin: self.vmin.unwrap_or(paper.vmin),
             layers,
@@ -362,6 +379,23 @@ impl RunArgs {
             .clone()
             .unwrap_or_else(|| PathBuf::from("ppwave-out"))
     }
+}
+
+/// The default model's layers for a grid of `nz` rows: the paper's layers (rows
+/// [750, 1125) at 3000 m/s and [1125, 1751) at 4800 m/s of 1751) scaled to `nz` rows,
+/// `z · nz / 1751` rounded down, so that they fit any grid and are the paper's at nz = 1751.
+pub fn default_layers(nz: usize) -> Vec<Layer> {
+    let paper = WaveConfig::paper();
+    paper
+        .layers
+        .iter()
+        .map(|l| Layer {
+            z0: l.z0 * nz / paper.nz,
+            z1: l.z1 * nz / paper.nz,
+            velocity: l.velocity,
+        })
+        .filter(|l| l.z0 < l.z1)
+        .collect()
 }
 
 /// A value written as text on the command line and in config files (`Z0:Z1:V`,

@@ -1,4 +1,5 @@
-//! `ppwave run --config FILE`: a TOML file with one key per flag (same names).
+//! `ppwave run --config FILE`: a TOML file with one key per flag (same names), or the
+//! run.json a run wrote (its `"config"` object holds the same keys).
 //!
 //! Checked key by key, so an error names the key: an unknown key gets the nearest valid one
 //! (by edit distance), a value of the wrong type gets the key, the value and the expected
@@ -45,7 +46,39 @@ pub fn load(path: &Path) -> anyhow::Result<RunArgs> {
             "--config {shown}: cannot read the file ({e}); give an existing TOML file"
         ))
     })?;
+    // The run.json a run wrote repeats it: its "config" object holds the same keys.
+    if text.trim_start().starts_with('{') {
+        let table = from_run_json(&text).map_err(|why| {
+            BadInput(format!(
+                "--config {shown}: {why}; give a TOML config file (`nz = 300`, one key per flag) \
+                 or the run.json a ppwave run wrote"
+            ))
+        })?;
+        let toml_text = toml::to_string(&table).map_err(|e| {
+            BadInput(format!(
+                "--config {shown}: its \"config\" object cannot be read ({e})"
+            ))
+        })?;
+        return parse(&toml_text, &shown.to_string(), path.parent());
+    }
     parse(&text, &shown.to_string(), path.parent())
+}
+
+/// The `"config"` object of a ppwave run.json, as a TOML table; the error says what is
+/// missing.
+fn from_run_json(text: &str) -> Result<toml::Table, String> {
+    let json: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| format!("looks like JSON but is not valid JSON ({e})"))?;
+    if json["program"] != "ppwave" {
+        return Err(
+            "is JSON but not a run.json written by ppwave (no \"program\": \"ppwave\")".into(),
+        );
+    }
+    let config = json
+        .get("config")
+        .filter(|c| c.is_object())
+        .ok_or("is a ppwave run.json without a \"config\" object")?;
+    toml::Table::try_from(config).map_err(|e| format!("its \"config\" object cannot be read ({e})"))
 }
 
 /// Parses config `text` (named `name` in errors); relative paths are made relative to `dir`.

@@ -49,8 +49,15 @@ fn from_file(path: &std::path::Path, backend: GenBackend) -> anyhow::Result<Vec<
     use kernels_gen::emit::{c, dsl, rust};
     let shown = path.display();
     if !path.is_file() {
+        let what = if path.is_dir() {
+            "is a directory"
+        } else if path.exists() {
+            "is not a regular file"
+        } else {
+            "no such file"
+        };
         return Err(BadInput(format!(
-            "--file {shown}: no such file; give a Rust file containing `stencil! {{ ... }}`"
+            "--file {shown}: {what}; give a Rust file (.rs) containing `stencil! {{ ... }}`"
         ))
         .into());
     }

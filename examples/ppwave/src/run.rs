@@ -33,10 +33,24 @@ pub struct Plan {
     pub config: WaveConfig,
     /// Options whose value came from the config file (named in error messages).
     pub from_file: BTreeSet<&'static str>,
+    /// The velocity model in words (run.json's "model").
+    pub model: String,
+    /// What the grid cannot carry (printed to stderr, recorded in run.json).
+    pub warnings: Vec<String>,
+    /// The files the run reads (flag, path): never inside --out.
+    pub inputs: Vec<(&'static str, PathBuf)>,
 }
 
-/// The flag a library parameter corresponds to.
-fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
+impl Plan {
+    /// [`inputs`](Self::inputs) as [`OutputDir::prepare`] takes them.
+    fn input_refs(&self) -> Vec<(&str, &Path)> {
+        self.inputs.iter().map(|(f, p)| (*f, p.as_path())).collect()
+    }
+}
+
+/// The flag a library parameter corresponds to: the one table from the library's
+/// [`Param`](ppstencil::Param) to `ppwave run`'s flags.
+pub fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
     use ppstencil::Param;
     Some(match param {
         Param::Nz => "--nz",
@@ -66,17 +80,25 @@ fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
 pub fn flag_error(e: ppstencil::Error) -> anyhow::Error {
     match e {
         ppstencil::Error::InvalidParameter {
-            param,
-            value,
-            valid,
+            ref param,
+            ref value,
+            ..
         } => {
             let name = param.to_string();
-            let flag = flag_for(&param).unwrap_or(&name);
-            let valid = valid
-                .replace("use dt <=", "use --dt <=")
-                .replace("a larger dh", "a larger --dh")
-                .replace("<= src_z <", "<= src-z <")
-                .replace("<= src_x <", "<= src-x <");
+            let flag = flag_for(param).unwrap_or(&name);
+            // Parameters named in the text get their flag too: `--dt` as a setting to
+            // change, `src-z` where it stands for its value in a range.
+            let valid = e
+                .valid_named(|p, as_value| {
+                    flag_for(p).map(|f| {
+                        if as_value {
+                            f.trim_start_matches("--").to_string()
+                        } else {
+                            f.to_string()
+                        }
+                    })
+                })
+                .unwrap_or_default();
             BadInput(format!("invalid {flag} = {value}: {valid}")).into()
         }
         other => other.into(),
@@ -203,20 +225,21 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         o.receiver_file = Some(absolute(path));
     }
 
-    config.validate().map_err(|e| {
-        let mut e = flag_error(e);
-        if o.layers.is_none()
-            && config.velocity.is_none()
-            && e.to_string().starts_with("invalid --layer")
-        {
-            e = e.context(BadInput(format!(
-                "the paper's default layers need nz >= 1751; for nz = {nz} give your own \
-                 --layer Z0:Z1:V (e.g. --layer {}:{nz}:3000)",
-                nz / 2,
-            )));
-        }
-        origin(e)
-    })?;
+    match o.precision() {
+        Precision::F32 => config.validate_for::<f32>(),
+        Precision::F64 => config.validate_for::<f64>(),
+    }
+    .map_err(|e| origin(flag_error(e)))?;
+    // What the grid cannot carry: warnings (run.json records them too).
+    let mut warnings: Vec<String> = config
+        .warnings()
+        .into_iter()
+        .map(|(param, text)| {
+            let name = param.to_string();
+            let flag = flag_for(&param).unwrap_or(&name);
+            format!("{flag} = {}: {text}", o.fpeak.map_or(config.fpeak, |f| f))
+        })
+        .collect();
     // Fields of the time loop (velocity, p, pold, pnew, kv2 or pxx + pzz, the damping) plus
     // the host copies of the results: refuse grids whose size does not even fit in an address.
     let bytes = match o.precision() {
@@ -226,6 +249,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     if nz
         .checked_mul(nx)
         .and_then(|n| n.checked_mul(FIELDS_PER_POINT * bytes))
+        .and_then(|n| n.checked_add(nt_bytes(&config, bytes)?))
         .is_none()
     {
         return Err(BadInput(format!(
@@ -237,10 +261,24 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     // On the host, refuse a run that cannot fit in memory before it starts, rather than
     // letting the kernel's out-of-memory killer stop it half-way.
     if matches!(o.backend(), Backend::Serial | Backend::Rayon) {
-        let need = (nz as f64) * (nx as f64) * (FIELDS_PER_POINT * bytes) as f64;
+        let grid = (nz as f64) * (nx as f64) * (FIELDS_PER_POINT * bytes) as f64;
+        let steps = nt_bytes(&config, bytes).unwrap_or(usize::MAX) as f64;
         if let Some(avail) = available_memory() {
+            let gib = |b: f64| b / (1u64 << 30) as f64;
+            if steps > avail as f64 / 2.0 {
+                return Err(origin(BadInput(format!(
+                    "invalid --nt = {}: the buffers that grow with the steps (the source wavelet and {} receiver \
+                     trace(s), {bytes} bytes per sample, twice for the seismogram) need about {:.1} GiB, but only \
+                     {:.1} GiB of memory is available; run fewer steps (or use fewer receivers)",
+                    config.nt,
+                    config.receivers.len(),
+                    gib(steps),
+                    gib(avail as f64),
+                ))
+                .into()));
+            }
+            let need = grid + steps;
             if need > avail as f64 {
-                let gib = |b: f64| b / (1u64 << 30) as f64;
                 return Err(BadInput(format!(
                     "--nz x --nx = {nz} x {nx} needs about {:.1} GiB ({FIELDS_PER_POINT} fields of {bytes} bytes \
                      per point), but only {:.1} GiB of memory is available; use a smaller grid{}",
@@ -255,6 +293,13 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
                 .into());
             }
         }
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(t) = o.threads.filter(|&t| t > THREADS_PER_CORE_WARNING * cores) {
+        warnings.push(format!(
+            "--threads = {t}: more than {THREADS_PER_CORE_WARNING} times the {cores} cores of this \
+             machine; the threads take turns and each step waits for the slowest (use --threads {cores})"
+        ));
     }
     if o.threads.is_some() && o.backend() != Backend::Rayon {
         return Err(origin(
@@ -271,6 +316,34 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         ).into()));
     }
 
+    if o.vmin.is_some() && config.velocity.is_some() {
+        return Err(origin(BadInput(
+            "--vmin applies only without --velocity (the model file gives every cell's velocity); drop --vmin, or drop --velocity for a constant background".into(),
+        ).into()));
+    }
+    let layers_text = config
+        .layers
+        .iter()
+        .map(TextArg::to_text)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let model = match (&o.velocity, &o.layers) {
+        (Some(v), None) => format!("the --velocity file {}", v.display()),
+        (Some(v), Some(_)) => format!(
+            "the --velocity file {} with the --layer layers {layers_text} on top",
+            v.display()
+        ),
+        (None, Some(_)) => format!(
+            "--vmin {} m/s with the --layer layers {layers_text} on top",
+            config.vmin
+        ),
+        (None, None) => format!(
+            "the default: --vmin {} m/s with the paper's layers scaled to {nz} rows ({layers_text}; \
+             the paper's are 750:1125:3000, 1125:1751:4800 of 1751 rows)",
+            config.vmin
+        ),
+    };
+
     // The effective options, every default written out (run.json's "config").
     o.backend = Some(o.backend());
     o.nz = Some(nz);
@@ -281,7 +354,8 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     o.src_z = Some(config.src_z);
     o.src_x = Some(config.src_x);
     o.fpeak = Some(config.fpeak);
-    o.vmin = Some(config.vmin);
+    // Options that do not apply are not recorded as applied.
+    o.vmin = config.velocity.is_none().then_some(config.vmin);
     o.layers = Some(config.layers.clone());
     o.kernels = Some(match config.kernels {
         ppstencil::StepKernels::Split => crate::cli::KernelsArg::Split,
@@ -298,13 +372,62 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     }
     o.precision = Some(o.precision());
     o.out = Some(absolute(&o.out()));
+    let inputs: Vec<(&'static str, PathBuf)> = [
+        ("--config", args.config.clone()),
+        ("--velocity", o.velocity.clone()),
+        ("--receiver-file", o.receiver_file.clone()),
+    ]
+    .into_iter()
+    .filter_map(|(f, p)| p.map(|p| (f, p)))
+    .collect();
     o.config = None;
-    Ok(Plan {
+    let plan = Plan {
         options: o,
         config,
         from_file,
+        model,
+        warnings,
+        inputs,
+    };
+    crate::output::check_target(
+        &plan.options.out(),
+        plan.options.overwrite,
+        &plan.input_refs(),
+    )
+    .map_err(|e| match (&args.config, plan.from_file.contains("out")) {
+        (Some(path), true) => e.context(BadInput(format!(
+            "--out comes from --config {} (`out`); pass --out DIR for a new directory",
+            path.display()
+        ))),
+        _ => e,
+    })?;
+    Ok(plan)
+}
+
+/// The largest |p|, NaN when any value is NaN (unlike a plain maximum, which skips NaN).
+fn max_abs<T: Real>(p: &HostField<T>) -> f64 {
+    p.as_slice().iter().fold(0.0f64, |m, v| {
+        let a = v.to_f64().abs();
+        if a.is_nan() || m.is_nan() {
+            f64::NAN
+        } else {
+            m.max(a)
+        }
     })
 }
+
+/// Bytes of the buffers that grow with nt, in elements of `bytes` bytes: the wavelet and the
+/// traces ([`WaveConfig::nt_buffer_bytes`]) and the seismogram's copy of the traces.
+fn nt_bytes(config: &WaveConfig, bytes: usize) -> Option<usize> {
+    let copy = config
+        .nt
+        .checked_mul(config.receivers.len())?
+        .checked_mul(bytes)?;
+    config.nt_buffer_bytes(bytes)?.checked_add(copy)
+}
+
+/// `--threads` above this many per core is warned about.
+const THREADS_PER_CORE_WARNING: usize = 4;
 
 /// Fields of `nz × nx` elements a run holds at most: velocity, p, pold, pnew, kv2 or
 /// pxx + pzz, the damping, and the host copies of the results.
@@ -312,7 +435,7 @@ const FIELDS_PER_POINT: usize = 9;
 
 /// Memory the system can give without swapping (`MemAvailable` of `/proc/meminfo`), in bytes;
 /// `None` where it cannot be read (then no check is made).
-fn available_memory() -> Option<u64> {
+pub(crate) fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -323,6 +446,9 @@ fn available_memory() -> Option<u64> {
 /// `--out`. Nothing is written unless the run succeeds.
 pub fn run(args: &RunArgs) -> anyhow::Result<RunSummary> {
     let plan = plan(args)?;
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
     let o = &plan.options;
     match o.backend() {
         Backend::Serial => simulate_in(Serial, &plan, Some(1)),
@@ -377,12 +503,9 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
 ) -> anyhow::Result<RunSummary> {
     let config = &plan.config;
     let o = &plan.options;
-    let mut out = OutputDir::prepare(&o.out())?;
+    let mut out = OutputDir::prepare(&o.out(), o.overwrite, &plan.input_refs())?;
     if config.snapshot_every.is_some() {
-        if let Err(e) = out.subdir("snapshots") {
-            out.abandon();
-            return Err(e);
-        }
+        out.subdir("snapshots")?;
     }
     let mut sim = WaveSimulator::<E, T>::with_config(space, config.clone());
     let bar = progress_bar(config.nt);
@@ -448,7 +571,6 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
     let names: Vec<String> = out
         .written()
         .iter()
-        .filter_map(|f| f.strip_prefix(out.path()).ok())
         .map(|f| f.display().to_string())
         .filter(|f| !f.starts_with("snapshots"))
         .chain(["run.json".to_string()])
@@ -470,8 +592,10 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "src_z": config.src_z,
         "src_x": config.src_x,
         "fpeak": config.fpeak,
-        "vmin": config.vmin,
+        "vmin": config.velocity.is_none().then_some(config.vmin),
         "vmax": config.vmax(),
+        "model": plan.model,
+        "warnings": plan.warnings,
         "velocity_file": o.velocity,
         "layers": config.layers.iter().map(|l| serde_json::json!({"z0": l.z0, "z1": l.z1, "velocity": l.velocity})).collect::<Vec<_>>(),
         "space_order": config.space_order,
@@ -487,7 +611,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "steps": stats.steps,
         "wall_time_s": stats.wall.as_secs_f64(),
         "mpoints_per_s": stats.mpoints_per_s,
-        "max_abs_p": p.max_abs().to_f64(),
+        "max_abs_p": max_abs(&p),
         "image_clip": clip,
         "seismogram_clip": gather_clip,
         "files": names,
@@ -496,6 +620,8 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         let text = serde_json::to_string_pretty(&json)? + "\n";
         std::fs::write(f, text).with_context(|| format!("{}: cannot write", f.display()))
     })?;
+    let target = out.path().to_path_buf();
+    let files = out.commit()?;
     // A closed stdout (e.g. `| head -0`) must not turn a finished run into a failure.
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(
@@ -516,7 +642,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         stats.mpoints_per_s,
         config.cfl(),
         limit,
-        p.max_abs().to_f64(),
+        max_abs(&p),
     );
     let snapshots = if frames > 0 {
         format!(", snapshots/ ({frames} frames)")
@@ -526,11 +652,8 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
     let _ = writeln!(
         stdout,
         "wrote {}/{{{}{snapshots}}}",
-        out.path().display(),
+        target.display(),
         names.join(", ")
     );
-    Ok(RunSummary {
-        files: out.written().to_vec(),
-        stats,
-    })
+    Ok(RunSummary { files, stats })
 }

@@ -164,10 +164,44 @@ fn bad_input_is_a_clear_error() {
             "ending in .svg or .png",
         ),
     ];
-    for (args, expected) in cases {
+    let dir = std::env::temp_dir();
+    let dir = dir.to_str().expect("utf-8");
+    let missing = format!("{dir}/ppwave-no-such-dir-{}/bench.json", std::process::id());
+    let missing_svg = missing.replace(".json", ".svg");
+    let more: Vec<(Vec<&str>, &str)> = vec![
+        // Output paths are checked before the benchmark (which would take minutes here).
+        (vec!["bench", "--json", &missing], "does not exist"),
+        (vec!["bench", "--json", dir], "is a directory"),
+        (vec!["bench", "--plot", &missing_svg], "does not exist"),
+        // Memory: checked against what the machine has, before allocating.
+        (
+            vec!["bench", "--stream-mib", "100000000"],
+            "STREAM arrays need 300000000 MiB",
+        ),
+        (
+            vec!["bench", "--nz", "1000000", "--nx", "1000000"],
+            "memory is available",
+        ),
+    ];
+    let cases = cases
+        .iter()
+        .map(|(a, e)| (a.to_vec(), *e))
+        .chain(more)
+        .collect::<Vec<_>>();
+    for (args, expected) in &cases {
+        let t0 = std::time::Instant::now();
         let out = ppwave(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?} succeeded");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: bad input exits 2: {stderr}"
+        );
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "{args:?}: checked before running"
+        );
         assert!(
             stderr.contains(expected),
             "{args:?}: expected `{expected}` in {stderr}"

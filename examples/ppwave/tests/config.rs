@@ -134,3 +134,51 @@ fn bad_config_files_name_the_key_and_write_nothing() {
         &["--config", "run.toml", "cannot read"],
     );
 }
+
+#[test]
+fn a_run_json_repeats_its_run() {
+    let first = scratch("json-first");
+    assert_ok(&run_small(
+        &first,
+        &["--receivers", "5:5:45:5", "--space-order", "6"],
+    ));
+    let json = first.join("run.json");
+    // Its "out" is the first run's directory: a new --out is needed (never the same files).
+    let o = ppwave(&["run", "--config", json.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--out") && err.contains("run.json"), "{err}");
+    let second = scratch("json-second");
+    assert_ok(&ppwave(&[
+        "run",
+        "--config",
+        json.to_str().unwrap(),
+        "--out",
+        second.to_str().unwrap(),
+    ]));
+    for f in ["wavefield.npy", "seismogram.npy", "velocity.npy"] {
+        assert_eq!(
+            std::fs::read(first.join(f)).unwrap(),
+            std::fs::read(second.join(f)).unwrap(),
+            "{f}: the same run"
+        );
+    }
+    // The same options, but for --out.
+    let (mut a, mut b) = (
+        read_json(&json)["config"].clone(),
+        read_json(&second.join("run.json"))["config"].clone(),
+    );
+    a["out"] = serde_json::Value::Null;
+    b["out"] = serde_json::Value::Null;
+    assert_eq!(a, b);
+    // JSON that is not a ppwave run.json says what to pass.
+    let other = scratch("json-other.json");
+    std::fs::write(&other, "{\"nz\": 40}").unwrap();
+    let o = ppwave(&["run", "--config", other.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not a run.json written by ppwave") && err.contains("TOML"),
+        "{err}"
+    );
+}

@@ -82,6 +82,7 @@ fn gen_prints_the_code_of_a_users_stencil_file() {
         ),
         (&none, "no `stencil! { ... }` invocation found"),
         (&missing, "no such file"),
+        (&dir, "is a directory"),
     ] {
         let o = ppwave(&["gen", "--file", path.to_str().expect("utf-8")]);
         let err = String::from_utf8_lossy(&o.stderr);

@@ -3,6 +3,8 @@
 
 mod common;
 
+use clap::Parser;
+
 use common::*;
 use ppstencil::io;
 
@@ -94,30 +96,55 @@ fn bad_input_is_rejected_naming_the_flag_and_writes_nothing() {
 }
 
 #[test]
-fn default_layers_on_a_small_grid_say_how_to_fix_it() {
+fn the_default_model_and_source_fit_any_grid() {
     let out = scratch("default-layers");
+    // No --layer, no --src-z/--src-x: the paper's layers and source scaled to the grid.
     let o = ppwave(&[
         "run",
         "--nz",
         "50",
         "--nx",
-        "50",
-        "--src-z",
-        "20",
-        "--src-x",
-        "20",
+        "60",
         "--nt",
         "1",
         "--out",
         out.to_str().expect("utf-8"),
     ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("--layer Z0:Z1:V") && err.contains("Z1 <= nz = 50"),
-        "{err}"
+    assert_ok(&o);
+    let j = read_json(&out.join("run.json"));
+    // By hand: 750 * 50 / 1751 = 21.4, 1125 * 50 / 1751 = 32.1; 625 * 50 / 1751 = 17.8,
+    // 2500 * 60 / 5001 = 29.99.
+    assert_eq!(
+        j["config"]["layer"],
+        serde_json::json!(["21:32:3000", "32:50:4800"])
     );
-    assert!(!out.exists());
+    assert_eq!(
+        (j["src_z"].clone(), j["src_x"].clone()),
+        (17.into(), 29.into())
+    );
+    let model = j["model"].as_str().expect("model in words");
+    assert!(
+        model.contains("default") && model.contains("scaled to 50 rows"),
+        "{model}"
+    );
+    // The example, and the paper's grid still gets the paper's layers.
+    let out = scratch("default-layers-401");
+    assert_ok(&ppwave(&[
+        "run",
+        "--nz",
+        "401",
+        "--nx",
+        "401",
+        "--nt",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let cli = ppwave::cli::Cli::try_parse_from(["ppwave", "run"]).expect("parses");
+    let ppwave::cli::Command::Run(args) = cli.command else {
+        panic!("run")
+    };
+    assert_eq!(args.config(), ppstencil::WaveConfig::paper());
 }
 
 #[test]

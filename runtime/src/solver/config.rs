@@ -2,10 +2,12 @@
 //! value, its valid range and the fix), velocity [`Layer`]s, the [`SourceMode`] and the
 //! [`StepKernels`] a time step runs. Running a configuration is `simulator.rs`'s job.
 
-use super::physics::{cfl_limit_for, check_space_order, DEFAULT_SPACE_ORDER};
+use super::physics::{
+    cfl_limit_for, check_space_order, is_normal_in, min_normal, source_sample, DEFAULT_SPACE_ORDER,
+};
 use crate::model::VelocityModel;
 use crate::receivers::ReceiverLine;
-use crate::{Error, HostField, Param, Real, Result};
+use crate::{Error, HostField, Param, Real, Result, Valid};
 
 /// How the source wavelet enters the wavefield.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -252,6 +254,16 @@ impl WaveConfig {
         if self.nt == 0 {
             return Err(Error::invalid(Param::Nt, 0, "run at least 1 time step"));
         }
+        if self.nt_buffer_bytes(8).is_none() {
+            return Err(Error::invalid(
+                Param::Nt,
+                self.nt,
+                format!(
+                    "the buffers that grow with nt (the source wavelet and {} receiver trace(s) of nt samples) would need more bytes than this machine can address; run fewer steps",
+                    self.receivers.len()
+                ),
+            ));
+        }
         if self.kernels == StepKernels::Split && order != DEFAULT_SPACE_ORDER {
             return Err(Error::invalid(
                 Param::SpaceOrder,
@@ -296,20 +308,24 @@ impl WaveConfig {
             return Err(Error::invalid(
                 Param::SourceZ,
                 self.src_z,
-                format!(
-                    "the source row must lie inside the order-{order} border of {r} cells: {r} <= src_z < {}",
-                    self.nz - r
-                ),
+                Valid::new()
+                    .text(format!(
+                        "the source row must lie inside the order-{order} border of {r} cells: {r} <= "
+                    ))
+                    .value(Param::SourceZ)
+                    .text(format!(" < {}", self.nz - r)),
             ));
         }
         if self.src_x < r || self.src_x >= self.nx - r {
             return Err(Error::invalid(
                 Param::SourceX,
                 self.src_x,
-                format!(
-                    "the source column must lie inside the order-{order} border of {r} cells: {r} <= src_x < {}",
-                    self.nx - r
-                ),
+                Valid::new()
+                    .text(format!(
+                        "the source column must lie inside the order-{order} border of {r} cells: {r} <= "
+                    ))
+                    .value(Param::SourceX)
+                    .text(format!(" < {}", self.nx - r)),
             ));
         }
         for &(z, x) in &self.receivers {
@@ -363,6 +379,157 @@ impl WaveConfig {
         self.check_cfl(self.vmax())
     }
 
+    /// Bytes of the buffers that grow with `nt` for elements of `elem_bytes` bytes: the
+    /// source wavelet and the receivers' traces (`nt × (1 + receivers)` elements); `None`
+    /// when that overflows the address space.
+    pub fn nt_buffer_bytes(&self, elem_bytes: usize) -> Option<usize> {
+        self.receivers
+            .len()
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(self.nt))
+            .and_then(|n| n.checked_mul(elem_bytes))
+            .filter(|&b| b <= isize::MAX as usize)
+    }
+
+    /// The velocity at row `z`, column `x` (the background with the layers on top).
+    pub fn velocity_at(&self, z: usize, x: usize) -> f64 {
+        let background = match &self.velocity {
+            Some(m) => m.values().get(z * m.nx() + x).copied().unwrap_or(self.vmin),
+            None => self.vmin,
+        };
+        self.layers
+            .iter()
+            .rev()
+            .find(|l| (l.z0..l.z1).contains(&z))
+            .map_or(background, |l| l.velocity)
+    }
+
+    /// Smallest velocity of the model (the background `vmin` or the velocity model's
+    /// smallest value, and the layers), with the parameter it comes from.
+    fn lowest_velocity(&self) -> (f64, Param) {
+        let background = match &self.velocity {
+            Some(m) => (
+                m.values().iter().copied().fold(f64::INFINITY, f64::min),
+                Param::VelocityModel,
+            ),
+            None => (self.vmin, Param::Vmin),
+        };
+        self.layers.iter().fold(background, |low, l| {
+            if l.velocity < low.0 {
+                (l.velocity, Param::Layer)
+            } else {
+                low
+            }
+        })
+    }
+
+    /// [`validate`](Self::validate), then the checks that depend on the element type `T` of
+    /// the run: every velocity and the scheme's coefficients `(dt/dh)²` and `(v dt/dh)²` are
+    /// normal numbers in `T` (not rounded to 0 or a subnormal), and every sample of the source
+    /// wavelet is finite in `T`.
+    pub fn validate_for<T: Real>(&self) -> Result<()> {
+        self.validate()?;
+        let name = T::NAME;
+        let tiny = min_normal::<T>();
+        let (low, from) = self.lowest_velocity();
+        for (v, param) in [(low, from), (self.vmax(), Param::Velocity)] {
+            if !is_normal_in::<T>(v) {
+                return Err(Error::invalid(
+                    param,
+                    v,
+                    format!(
+                        "the velocity {v} m/s is not a normal {name} number (it would become {}); velocities must lie between {tiny:e} and {:e} m/s in {name}",
+                        T::lit(v).to_f64(),
+                        if name == "f32" { f32::MAX as f64 } else { f64::MAX }
+                    ),
+                ));
+            }
+        }
+        let r = self.dt / self.dh;
+        for (x, what) in [
+            (r * r, "(dt/dh)²"),
+            ((low * r) * (low * r), "(vmin dt/dh)²"),
+        ] {
+            if !is_normal_in::<T>(x) {
+                return Err(Error::invalid(
+                    Param::TimeStep,
+                    self.dt,
+                    Valid::new()
+                        .text(format!(
+                            "{what} = {x:e} underflows in {name} (smallest normal {tiny:e}); use a larger "
+                        ))
+                        .setting(Param::TimeStep)
+                        .text(" or a smaller ")
+                        .setting(Param::SpaceStep)
+                        .text(if name == "f32" { ", or f64 precision" } else { "" }),
+                ));
+            }
+        }
+        let v_src = T::lit(self.velocity_at(self.src_z, self.src_x)).to_f64();
+        // The wavelet's argument (π fpeak (t - delay))² grows with the distance from the
+        // delay, so a sample that is not finite is at one end: check the first and the last.
+        if let Some(it) = [0, self.nt - 1]
+            .into_iter()
+            .find(|&it| !source_sample::<T>(self, v_src, it).to_f64().is_finite())
+        {
+            // The delay is the cause when the undelayed wavelet is finite there.
+            let undelayed = WaveConfig {
+                source_delay: Some(0.0),
+                ..self.clone()
+            };
+            let (param, value, fix) = match self.source_delay {
+                Some(d)
+                    if self.source_mode == SourceMode::Add
+                        && source_sample::<T>(&undelayed, v_src, it).to_f64().is_finite() =>
+                {
+                    (Param::SourceDelay, d, "use a delay of a few periods of the wavelet (the default is 1.5 / fpeak)")
+                }
+                _ => (Param::PeakFrequency, self.fpeak, "use a peak frequency the grid can carry (at least 2 points per wavelength at 2.5 x fpeak)"),
+            };
+            return Err(Error::invalid(
+                param,
+                value,
+                format!(
+                    "the source wavelet is not finite in {name} at time step {it} (its argument (π fpeak t)² overflows); {fix}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// What the grid cannot carry, as warnings (the run is still valid): the wavelet's
+    /// highest frequency, about `2.5 fpeak`, with fewer than 2 grid points per wavelength at
+    /// the lowest velocity, or above the Nyquist frequency `1 / (2 dt)` of the time step.
+    pub fn warnings(&self) -> Vec<(Param, String)> {
+        let mut out = Vec::new();
+        let fmax = 2.5 * self.fpeak;
+        let (low, _) = self.lowest_velocity();
+        let ppw = low / (fmax * self.dh);
+        if ppw < 2.0 {
+            out.push((
+                Param::PeakFrequency,
+                format!(
+                    "the wavelet reaches about 2.5 x fpeak = {fmax:.4e} Hz, whose wavelength at the lowest velocity {low} m/s is {:.4e} m = {ppw:.3} grid points of {} m; at least 2 are needed (use fpeak <= {:.4e} Hz or a finer grid) or the wave is aliased",
+                    low / fmax,
+                    self.dh,
+                    low / (2.0 * 2.5 * self.dh)
+                ),
+            ));
+        }
+        let nyquist = 0.5 / self.dt;
+        if fmax > nyquist {
+            out.push((
+                Param::PeakFrequency,
+                format!(
+                    "the wavelet reaches about 2.5 x fpeak = {fmax:.4e} Hz, above the Nyquist frequency 1/(2 dt) = {nyquist:.4e} Hz of dt = {} s (use fpeak <= {:.4e} Hz or a smaller dt)",
+                    self.dt,
+                    nyquist / 2.5
+                ),
+            ));
+        }
+        out
+    }
+
     /// Checks the stability condition for a model whose largest velocity is `vmax`.
     pub fn check_cfl(&self, vmax: f64) -> Result<()> {
         let cfl = vmax * self.dt / self.dh;
@@ -371,13 +538,15 @@ impl WaveConfig {
             return Err(Error::invalid(
                 Param::TimeStep,
                 self.dt,
-                format!(
-                    "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{} scheme; use dt <= {:.6e} s (or a larger dh)",
-                    self.dt,
-                    self.dh,
-                    self.space_order,
-                    limit * self.dh / vmax
-                ),
+                Valid::new()
+                    .text(format!(
+                        "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{} scheme; use ",
+                        self.dt, self.dh, self.space_order,
+                    ))
+                    .setting(Param::TimeStep)
+                    .text(format!(" <= {:.6e} s (or a larger ", limit * self.dh / vmax))
+                    .setting(Param::SpaceStep)
+                    .text(")"),
             ));
         }
         Ok(())

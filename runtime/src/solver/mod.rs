@@ -42,4 +42,4 @@ pub use physics::{
     second_derivative_weights, ABSORB_STRENGTH, DEFAULT_SPACE_ORDER, MAX_SPACE_ORDER,
     MIN_SPACE_ORDER,
 };
-pub use simulator::{RunStats, WaveSimulator};
+pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};

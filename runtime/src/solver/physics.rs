@@ -2,6 +2,7 @@
 //! Ricker source wavelets and the absorbing layer's damping profile. Pure functions of their
 //! arguments; nothing here allocates fields or runs kernels (see `simulator.rs`).
 
+use super::config::{SourceMode, WaveConfig};
 use crate::{Error, Param, Real, Result};
 
 /// The default space order (the paper's).
@@ -83,14 +84,17 @@ pub fn cfl_limit_for(order: usize) -> Result<f64> {
 /// assert!((s[0] - (1.0 - 2.0 * 0.25 * std::f64::consts::PI.powi(2)) * (-0.25 * std::f64::consts::PI.powi(2)).exp()).abs() < 1e-15);
 /// ```
 pub fn ricker_delayed(nt: usize, dt: f64, fpeak: f64, delay: f64) -> Vec<f64> {
-    let pi = std::f64::consts::PI;
     (0..nt)
-        .map(|it| {
-            let t = it as f64 * dt - delay;
-            let a = (pi * fpeak * t).powi(2);
-            (1.0 - 2.0 * a) * (-a).exp()
-        })
+        .map(|it| ricker_delayed_sample(it, dt, fpeak, delay))
         .collect()
+}
+
+/// Sample `it` of [`ricker_delayed`].
+pub(super) fn ricker_delayed_sample(it: usize, dt: f64, fpeak: f64, delay: f64) -> f64 {
+    let pi = std::f64::consts::PI;
+    let t = it as f64 * dt - delay;
+    let a = (pi * fpeak * t).powi(2);
+    (1.0 - 2.0 * a) * (-a).exp()
 }
 
 /// The absorbing layer's damping, as the factor `eta = η dt / 2` of [`fd_absorb`](crate::kernels::fd_absorb), for a
@@ -134,12 +138,42 @@ pub(super) fn layer_depth(i: usize, n: usize, width: usize) -> usize {
 /// assert!((r[1] - (1.0 - 2.0 * a) * (-a).exp()).abs() < 1e-15);
 /// ```
 pub fn ricker<T: Real>(nt: usize, dt: f64, fpeak: f64) -> Vec<T> {
+    (0..nt).map(|it| ricker_sample(it, dt, fpeak)).collect()
+}
+
+/// Sample `it` of [`ricker`].
+pub(super) fn ricker_sample<T: Real>(it: usize, dt: f64, fpeak: f64) -> T {
     let pi = std::f64::consts::PI;
-    (0..nt)
-        .map(|it| {
-            let t = (T::lit(it as f64) * T::lit(dt)).to_f64();
-            let a = T::lit(pi * pi * fpeak * fpeak * t * t);
-            (T::lit(1.0) - T::lit(2.0) * a) * (-a).exp()
-        })
-        .collect()
+    let t = (T::lit(it as f64) * T::lit(dt)).to_f64();
+    let a = T::lit(pi * pi * fpeak * fpeak * t * t);
+    (T::lit(1.0) - T::lit(2.0) * a) * (-a).exp()
+}
+
+/// Sample `it` of the source term of `c` in `T`: [`ricker`] for [`SourceMode::Set`], the
+/// delayed wavelet scaled by `dt² v_src² / dh²` for [`SourceMode::Add`] (`v_src`: the
+/// velocity at the source).
+pub(super) fn source_sample<T: Real>(c: &WaveConfig, v_src: f64, it: usize) -> T {
+    match c.source_mode {
+        SourceMode::Set => ricker_sample::<T>(it, c.dt, c.fpeak),
+        SourceMode::Add => {
+            let scale = c.dt * c.dt * v_src * v_src / (c.dh * c.dh);
+            T::lit(scale * ricker_delayed_sample(it, c.dt, c.fpeak, c.source_delay()))
+        }
+    }
+}
+
+/// The smallest positive normal number of `T` (as f64): values below it lose precision
+/// (subnormal) or vanish.
+pub(super) fn min_normal<T: Real>() -> f64 {
+    if std::mem::size_of::<T>() == 4 {
+        f32::MIN_POSITIVE as f64
+    } else {
+        f64::MIN_POSITIVE
+    }
+}
+
+/// `x` rounded to `T` is a normal, finite number (not 0, subnormal or infinite).
+pub(super) fn is_normal_in<T: Real>(x: f64) -> bool {
+    let r = T::lit(x).to_f64().abs();
+    r.is_finite() && r >= min_normal::<T>()
 }

@@ -5,7 +5,7 @@
 //! `physics.rs`.
 
 use super::config::{Layer, SourceMode, StepKernels, WaveConfig};
-use super::physics::{absorbing_eta, layer_depth, ricker, ricker_delayed};
+use super::physics::{absorbing_eta, layer_depth, source_sample};
 use crate::kernels::{
     add_source, fd_kv2, fd_pxx, fd_pzz, fd_step_of_order, fd_time, inject_source, FdAbsorb,
 };
@@ -122,6 +122,65 @@ fn sample_receivers<M: MemorySpace, T: Real>(
     let values = host.as_slice();
     for (o, &k) in out.iter_mut().zip(points) {
         *o = values[k];
+    }
+    Ok(())
+}
+
+/// The whole field is checked for NaN and infinity every this many steps (and after the
+/// last); the source point every step. Host memory only: a device field is checked through
+/// its receivers every step and whole after the last step.
+pub const FINITE_CHECK_EVERY: usize = 64;
+
+/// [`Error::NonFinite`] for `value` found after `step` steps at row `z`, column `x`.
+fn non_finite<T: Real>(step: usize, value: T, z: usize, x: usize, place: &str) -> Error {
+    Error::NonFinite {
+        step,
+        found: format!("{} {place} row {z}, column {x}", value.to_f64()),
+        cause: format!(
+            "the values grew beyond {}'s range or became undefined; likely causes: a source \
+             wavelet the grid cannot carry (peak frequency, source delay), an absorbing layer \
+             too thin for the model, or extreme velocities; the run was stopped, nothing \
+             after this step is valid",
+            T::NAME
+        ),
+    }
+}
+
+/// The step-boundary check of `p` after `step` steps: the source point every step, the
+/// whole field every [`FINITE_CHECK_EVERY`] steps and after the last (host memory; device
+/// memory: whole after the last step only).
+fn check_finite<M: MemorySpace, T: Real>(
+    p: &ScalarField<M, T>,
+    c: &WaveConfig,
+    step: usize,
+) -> Result<()> {
+    let whole = step % FINITE_CHECK_EVERY == 0 || step == c.nt;
+    let first_bad = |values: &[T]| values.iter().position(|v| !v.to_f64().is_finite());
+    let at = |k: usize| (k / c.nx, k % c.nx);
+    if let Some(host) = (p as &dyn Any).downcast_ref::<HostField<T>>() {
+        let values = host.as_slice();
+        let src = c.src_z * c.nx + c.src_x;
+        if !values[src].to_f64().is_finite() {
+            return Err(non_finite::<T>(
+                step,
+                values[src],
+                c.src_z,
+                c.src_x,
+                "at the source,",
+            ));
+        }
+        if whole {
+            if let Some(k) = first_bad(values) {
+                let (z, x) = at(k);
+                return Err(non_finite::<T>(step, values[k], z, x, "at"));
+            }
+        }
+    } else if step == c.nt {
+        let host = p.to_host()?;
+        if let Some(k) = first_bad(host.as_slice()) {
+            let (z, x) = at(k);
+            return Err(non_finite::<T>(step, host.as_slice()[k], z, x, "at"));
+        }
     }
     Ok(())
 }
@@ -334,7 +393,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
 
     /// Checks every parameter without running.
     pub fn validate(&self) -> Result<()> {
-        self.config.validate()?;
+        self.config.validate_for::<T>()?;
         if let Some(v) = &self.velocity {
             if v.shape() != (self.config.nz, self.config.nx) {
                 return Err(Error::invalid(
@@ -437,20 +496,28 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             _ => None,
         };
         // The source term of each step.
-        let wavelet: Vec<T> = match c.source_mode {
-            SourceMode::Set => ricker::<T>(c.nt, c.dt, c.fpeak),
-            SourceMode::Add => {
-                let v_src = match &v_host {
-                    Some(vh) => vh.as_slice()[c.src_z * c.nx + c.src_x].to_f64(),
-                    None => c.vmin,
-                };
-                let scale = c.dt * c.dt * v_src * v_src / (c.dh * c.dh);
-                ricker_delayed(c.nt, c.dt, c.fpeak, c.source_delay())
-                    .into_iter()
-                    .map(|s| T::lit(scale * s))
-                    .collect()
-            }
+        let v_src = match &v_host {
+            Some(vh) => vh.as_slice()[c.src_z * c.nx + c.src_x].to_f64(),
+            None => c.vmin,
         };
+        // The nt-long buffers are allocated fallibly: too many steps are an error, not an
+        // abort (`validate` already refused sizes beyond the address space).
+        let out_of_memory = |n: usize| Error::OutOfMemory {
+            space: "host",
+            bytes: n.saturating_mul(std::mem::size_of::<T>()),
+        };
+        let mut wavelet: Vec<T> = Vec::new();
+        wavelet
+            .try_reserve_exact(c.nt)
+            .map_err(|_| out_of_memory(c.nt))?;
+        wavelet.extend((0..c.nt).map(|it| source_sample::<T>(&c, v_src, it)));
+        if let Some(it) = wavelet.iter().position(|w| !w.to_f64().is_finite()) {
+            return Err(Error::invalid(
+                Param::PeakFrequency,
+                c.fpeak,
+                format!("the source wavelet is not finite in {} at time step {it}; use a lower peak frequency, or a velocity model with smaller values at the source", T::NAME),
+            ));
+        }
         let nrec = c.receivers.len();
         let receivers: Vec<usize> = c.receivers.iter().map(|&(z, x)| z * c.nx + x).collect();
         let samples = c.nt.checked_mul(nrec).ok_or_else(|| {
@@ -463,10 +530,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         let mut traces: Vec<T> = Vec::new();
         traces
             .try_reserve_exact(samples)
-            .map_err(|_| Error::OutOfMemory {
-                space: "host",
-                bytes: samples.saturating_mul(std::mem::size_of::<T>()),
-            })?;
+            .map_err(|_| out_of_memory(samples))?;
         traces.resize(samples, T::ZERO);
 
         let p = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
@@ -605,7 +669,12 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         if nrec > 0 {
             let row = &mut run.traces[it * nrec..(it + 1) * nrec];
             sample_receivers(p, &run.receivers, row, &mut run.scratch)?;
+            if let Some(k) = row.iter().position(|v| !v.to_f64().is_finite()) {
+                let (z, x) = c.receivers[k];
+                return Err(non_finite::<T>(it + 1, row[k], z, x, "at receiver"));
+            }
         }
+        check_finite(p, c, it + 1)?;
         run.done = it + 1;
         Ok(it)
     }
@@ -933,6 +1002,97 @@ mod tests {
                 other => panic!("{want:?}: expected an invalid parameter, got {other:?}"),
             }
         }
+    }
+
+    /// A NaN that enters the field stops the run at the step boundary: next to the source
+    /// point the step it spreads there, far from it at the next whole-field check.
+    #[test]
+    fn a_non_finite_field_stops_the_run_naming_the_step() {
+        // (197, 197) of a 200 x 200 grid is 339 cells (Manhattan) from the source at
+        // (20, 35): the order-4 step spreads a NaN 2 cells a step, so it reaches the source
+        // only after the whole-field check at step 64.
+        for (n, z, x, first_check) in [(60, 20, 36, 4), (200, 197, 197, FINITE_CHECK_EVERY)] {
+            let config = WaveConfig {
+                nz: n,
+                nx: n.max(70),
+                layers: vec![],
+                ..small(StepKernels::Fused)
+            };
+            let mut sim = WaveSimulator::<Serial>::with_config(Serial, config);
+            sim.prepare().unwrap();
+            for _ in 0..3 {
+                sim.step().unwrap();
+            }
+            sim.run.as_mut().unwrap().p[(z, x)] = f32::NAN;
+            let e = loop {
+                match sim.step() {
+                    Ok(_) => continue,
+                    Err(e) => break e,
+                }
+            };
+            match &e {
+                Error::NonFinite { step, found, .. } => {
+                    assert_eq!(*step, first_check, "{e}");
+                    assert!(found.contains("NaN"), "{e}");
+                }
+                other => panic!("expected NonFinite, got {other:?}"),
+            }
+            assert!(
+                e.to_string()
+                    .contains(&format!("after time step {first_check}")),
+                "{e}"
+            );
+        }
+    }
+
+    /// Values that vanish or overflow in the run's precision are refused before the first
+    /// step, naming the parameter; the same values pass in f64 where they are normal.
+    #[test]
+    fn precision_checks_name_the_parameter() {
+        let param_of = |r: Result<()>| match r {
+            Err(Error::InvalidParameter { param, .. }) => Some(param),
+            Ok(()) => None,
+            Err(other) => panic!("{other:?}"),
+        };
+        let mut c = small(StepKernels::Fused);
+        c.dt = 1e-30; // (dt/dh)² = 4e-62: 0 in f32, normal in f64
+        assert_eq!(param_of(c.validate_for::<f32>()), Some(Param::TimeStep));
+        assert_eq!(param_of(c.validate_for::<f64>()), None);
+        let mut c = small(StepKernels::Fused);
+        c.layers[0].velocity = 1e-45; // a subnormal f32
+        assert_eq!(param_of(c.validate_for::<f32>()), Some(Param::Layer));
+        let mut c = small(StepKernels::Fused);
+        c.fpeak = 1e25; // (π fpeak dt)² overflows f32
+        assert_eq!(
+            param_of(c.validate_for::<f32>()),
+            Some(Param::PeakFrequency)
+        );
+        let mut c = small(StepKernels::Fused);
+        c.source_mode = SourceMode::Add;
+        c.source_delay = Some(1e154); // (π fpeak delay)² overflows f64
+        assert_eq!(param_of(c.validate_for::<f64>()), Some(Param::SourceDelay));
+        // nt-sized buffers beyond the address space: an error, not a capacity overflow.
+        let mut c = small(StepKernels::Fused);
+        c.nt = usize::MAX;
+        assert_eq!(param_of(c.validate()), Some(Param::Nt));
+        let mut sim = WaveSimulator::<Serial>::with_config(Serial, c);
+        assert!(sim.run().is_err());
+    }
+
+    /// The warnings' numbers, by hand: 2.5 x 200 Hz = 500 Hz; 2000 m/s / 500 Hz = 4 m = 0.8
+    /// points of 5 m; Nyquist of dt = 0.0005 s is 1000 Hz (2.5 x 500 Hz = 1250 Hz is above).
+    #[test]
+    fn what_the_grid_cannot_carry_is_warned_with_the_numbers() {
+        let mut c = small(StepKernels::Fused);
+        assert!(c.warnings().is_empty(), "25 Hz: 6.4 points per wavelength");
+        c.fpeak = 200.0;
+        let w = c.warnings();
+        assert_eq!(w.len(), 1);
+        assert!(w[0].1.contains("0.800 grid points"), "{}", w[0].1);
+        c.fpeak = 500.0;
+        let w = c.warnings();
+        assert_eq!(w.len(), 2);
+        assert!(w[1].1.contains("1/(2 dt) = 1.0000e3 Hz"), "{}", w[1].1);
     }
 
     #[test]
