@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use ppstencil::wave::SourceMode;
-use ppstencil::{StepKernels, Rayon, WaveConfig, WaveSimulator};
+use ppstencil::{Rayon, StepKernels, WaveConfig, WaveSimulator};
 
 #[test]
 fn small_run_writes_the_four_files_and_matches_the_library() {
@@ -83,7 +83,8 @@ fn serial_split_run_matches_the_library_rayon_fused_run() {
     let o = run_small(&out, &["--backend", "serial", "--kernels", "split"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (_, p) = parse_npy_f32(&out.join("wavefield.npy"));
-    let mut sim = WaveSimulator::<Rayon>::with_config(Rayon::new(), small_config(StepKernels::Fused));
+    let mut sim =
+        WaveSimulator::<Rayon>::with_config(Rayon::new(), small_config(StepKernels::Fused));
     sim.run().expect("library run");
     assert_eq!(p, sim.wavefield_host().expect("copy").into_vec());
     let j: serde_json::Value =

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use ppstencil::wave::Layer;
-use ppstencil::{HostField, StepKernels, Serial, WaveConfig, WaveSimulator};
+use ppstencil::{HostField, Serial, StepKernels, WaveConfig, WaveSimulator};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
