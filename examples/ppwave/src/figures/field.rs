@@ -302,10 +302,11 @@ impl Figure for FieldFigure<'_> {
             if b.absorb > 0 {
                 let a = b.absorb;
                 let edge = RGBColor(40, 40, 40);
-                drawing(chart.draw_series(std::iter::once(Rectangle::new(
-                    [m(a, a), m(b.nz - a, b.nx - a)],
-                    edge.stroke_width(1),
-                ))))?
+                // A black line on a white halo: visible on every colour.
+                drawing(chart.draw_series([
+                    Rectangle::new([m(a, a), m(b.nz - a, b.nx - a)], WHITE.stroke_width(3)),
+                    Rectangle::new([m(a, a), m(b.nz - a, b.nx - a)], edge.stroke_width(1)),
+                ]))?
                 .label(format!("absorbing layer ({a} cells), inner edge"))
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 16, y)], edge.stroke_width(1))

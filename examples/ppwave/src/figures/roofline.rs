@@ -126,7 +126,7 @@ impl Figure for Roofline {
             ChartBuilder::on(&left)
                 .caption(&self.title, title_style())
                 .margin(10)
-                .x_label_area_size(70)
+                .x_label_area_size(50)
                 .y_label_area_size(70)
                 .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale()),
         )?;
