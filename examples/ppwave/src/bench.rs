@@ -15,7 +15,7 @@
 //! The hand-written C/OpenMP fused step ([`cref`](crate::cref), feature `c-reference`) runs in
 //! the same process as a reference; without it the report says so and how to enable it. Results go to stdout as a table, and optionally to JSON (`--json`) and a
 //! roofline plot (`--plot`, SVG or PNG by the file's extension; drawn by
-//! [`figures::roofline`](crate::figures::roofline)).
+//! [`figures::roofline`](mod@crate::figures::roofline)).
 
 use crate::figures::{self, roofline};
 use anyhow::{bail, Context, Result};
