@@ -151,7 +151,11 @@ impl Figure for GatherFigure {
                 short(self.clip),
                 CLIP_PERCENTILE
             ),
-            format!("{}; sample interval {} s", self.gain.describe(), short(self.dt)),
+            format!(
+                "{}; sample interval {} ms",
+                self.gain.describe(),
+                short(self.dt * 1e3)
+            ),
         ];
         for (k, note) in notes.iter().enumerate() {
             drawing(title.draw_text(note, &note_style(), (12, 34 + 19 * k as i32)))?;

@@ -217,15 +217,20 @@ where
     Ok(())
 }
 
-/// A number in a short form for axis labels: plain for 0.01 ≤ |v| < 100 000, else `1.2e-3`.
+/// A number in a short form for labels: three significant digits, plain for
+/// 0.001 ≤ |v| < 100 000 (`0.0025`, `1500`), else `1.2e-4`.
 pub fn short(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()
-    } else if (0.01..100_000.0).contains(&a) {
-        let s = format!("{v:.3}");
-        let s = s.trim_end_matches('0').trim_end_matches('.');
-        s.to_string()
+    } else if (0.001..100_000.0).contains(&a) {
+        let decimals = (2 - a.log10().floor() as i32).max(0) as usize;
+        let s = format!("{v:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
     } else {
         format!("{v:.1e}")
     }
@@ -280,6 +285,9 @@ mod tests {
         assert_eq!(short(0.0), "0");
         assert_eq!(short(1500.0), "1500");
         assert_eq!(short(0.25), "0.25");
-        assert_eq!(short(-0.001234), "-1.2e-3");
+        assert_eq!(short(-0.001234), "-0.00123");
+        assert_eq!(short(0.0008), "8.0e-4");
+        assert_eq!(short(0.014), "0.014");
+        assert_eq!(short(12345.0), "12345");
     }
 }
