@@ -53,6 +53,7 @@ fn receivers_write_the_seismogram_of_the_library() {
     );
     let j = read_json(&out.join("run.json"));
     assert_eq!(j["receivers"], 12);
+    assert_eq!(j["config"]["gather-gain"], "none", "the default gain, written out");
     assert_eq!(
         j["config"]["receivers"],
         serde_json::json!(["5:5:45:5", "20:25:25:1"])
