@@ -2,7 +2,8 @@
 //!
 //! 1. Measures the machine's practical memory bandwidth in this process with STREAM-style
 //!    copy (`a = b`) and triad (`a = b + s c`) loops over `f64` arrays of at least 4 x the
-//!    last-level cache each, on one thread and on the rayon pool.
+//!    last-level cache each, on one thread and on the rayon pool, and the compute peak with a
+//!    loop of separate f32 multiplies and adds (no FMA, like the kernels) on the same threads.
 //! 2. Times every acoustic kernel (`fd_pxx`, `fd_pzz`, `fd_time`, and the fused `fd_step_4`;
 //!    `add_source` is excluded, as in the paper) on every selected backend: the median of
 //!    `--repeat` runs after one warm-up run.
@@ -13,9 +14,10 @@
 //!
 //! The hand-written C/OpenMP fused step ([`cref`](crate::cref), feature `c-reference`) runs in
 //! the same process as a reference; without it the report says so and how to enable it. Results go to stdout as a table, and optionally to JSON (`--json`) and a
-//! roofline plot (`--plot`, SVG or PNG by the file's extension).
+//! roofline plot (`--plot`, SVG or PNG by the file's extension; drawn by
+//! [`figures::roofline`](mod@crate::figures::roofline)).
 
-use crate::plot::{self, Anchor, Rgb, Shape};
+use crate::figures::{self, roofline};
 use anyhow::{Context, Result};
 use ppstencil::exec::{cache_sizes, simd, vectorized};
 use ppstencil::launch::{Region, Stencil, StencilInfo};
@@ -56,8 +58,8 @@ pub struct BenchArgs {
     /// Write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Draw the roofline (bandwidth lines, kernels as points) to this file: SVG, or PNG when
-    /// the name ends in .png.
+    /// Draw the roofline (bandwidth and compute roofs, kernels as points) to this file: SVG,
+    /// or PNG when the name ends in .png.
     #[arg(long)]
     pub plot: Option<PathBuf>,
 }
@@ -68,6 +70,8 @@ struct Bandwidth {
     threads: usize,
     copy_gbs: f64,
     triad_gbs: f64,
+    /// Compute peak of the same threads ([`addmul_peak`]).
+    addmul_gflops: f64,
 }
 
 /// One kernel on one backend.
@@ -312,7 +316,41 @@ fn stream(threads: usize, len: usize, repeat: usize) -> Result<Bandwidth> {
         threads,
         copy_gbs: 2.0 * bytes / copy / 1e9,
         triad_gbs: 3.0 * bytes / triad / 1e9,
+        addmul_gflops: addmul_peak(&pool, threads, repeat)?,
     })
+}
+
+/// Independent values of the compute-peak loop: enough chains to hide the latency of the
+/// multiply and the add at every vector width the kernels use.
+const PEAK_LANES: usize = 64;
+/// Iterations of the compute-peak loop per thread (2 flop per value each).
+const PEAK_ITERS: usize = 1 << 18;
+
+/// The compute roof: f32 GFlop/s of `threads` threads each updating [`PEAK_LANES`] values as
+/// `a = a * m + c` [`PEAK_ITERS`] times, with the kernels' vector unit
+/// ([`vectorized`]) and, like them, a separate multiply and add (Rust never fuses them).
+fn addmul_peak(pool: &rayon::ThreadPool, threads: usize, repeat: usize) -> Result<f64> {
+    let work = || {
+        vectorized(|| {
+            let (m, c) = std::hint::black_box((0.999_999f32, 1.0e-6f32));
+            let mut acc = [1.0f32; PEAK_LANES];
+            for _ in 0..PEAK_ITERS {
+                for a in acc.iter_mut() {
+                    *a = *a * m + c;
+                }
+            }
+            std::hint::black_box(acc)
+        })
+    };
+    let (median, _) = time(repeat, || {
+        pool.install(|| {
+            (0..threads).into_par_iter().for_each(|_| {
+                work();
+            })
+        });
+        Ok(())
+    })?;
+    Ok((2 * PEAK_LANES * PEAK_ITERS * threads) as f64 / median / 1e9)
 }
 
 /// Host fields of the benchmark: smooth, finite, not denormal values.
@@ -522,14 +560,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     writeln!(out, "\nMemory bandwidth ({counting}):")?;
     writeln!(
         out,
-        "  {:>7}  {:>10}  {:>10}",
-        "threads", "copy GB/s", "triad GB/s"
+        "  {:>7}  {:>10}  {:>10}  {:>16}",
+        "threads", "copy GB/s", "triad GB/s", "add+mul GFlop/s"
     )?;
     for b in &bandwidth {
         writeln!(
             out,
-            "  {:>7}  {:>10.1}  {:>10.1}",
-            b.threads, b.copy_gbs, b.triad_gbs
+            "  {:>7}  {:>10.1}  {:>10.1}  {:>16.1}",
+            b.threads, b.copy_gbs, b.triad_gbs, b.addmul_gflops
         )?;
     }
     print!("{out}");
@@ -656,6 +694,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "bandwidth_bytes_counted": counting,
         "bandwidth": bandwidth.iter().map(|b| json!({
             "threads": b.threads, "copy_gbs": b.copy_gbs, "triad_gbs": b.triad_gbs,
+            "addmul_gflops": b.addmul_gflops,
             "array_bytes": len * 8,
         })).collect::<Vec<Value>>(),
         "kernels": kernel_rows.iter().map(|r| json!({
@@ -688,13 +727,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         println!("\nwrote {}", path.display());
     }
     if let Some(path) = &args.plot {
-        let (w, h, shapes) = roofline(&bandwidth, &kernel_rows);
-        if is_png(path) {
-            plot::png(path, w, h, &shapes)?;
-        } else {
-            std::fs::write(path, plot::svg(w, h, &shapes))
-                .with_context(|| format!("cannot write the plot to {}", path.display()))?;
-        }
+        figures::write(path, &roofline_figure(&bandwidth, &kernel_rows))?;
         println!("wrote {}", path.display());
     }
     Ok(())
@@ -721,157 +754,45 @@ fn fused_speedups(steps: &[StepRow]) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// A log-log roofline: GFlop/s against flops per byte, one line per measured bandwidth and
-/// one point per kernel and backend, as a picture of `(width, height, shapes)`.
-fn roofline(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> (usize, usize, Vec<Shape>) {
-    const BLACK: Rgb = [0, 0, 0];
-    const GRID: Rgb = [221, 221, 221];
-    const COLORS: [Rgb; 6] = [
-        [31, 119, 180],
-        [214, 39, 40],
-        [44, 160, 44],
-        [148, 103, 189],
-        [255, 127, 14],
-        [140, 86, 75],
-    ];
-    let (w, h, left, bottom, top, right) = (800.0, 480.0, 70.0, 50.0, 30.0, 290.0);
-    let (x_lo, x_hi) = (0.05f64, 5.0f64);
-    let max_flops = rows
+/// The roofline of the measured bandwidths and kernels: one roof per thread count (triad
+/// bandwidth, add+mul peak), one point per kernel and backend, coloured like the roof of its
+/// thread count (GPU points take a colour of their own).
+fn roofline_figure(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> roofline::Roofline {
+    let roofs = bandwidth
         .iter()
-        .map(KernelRow::gflops)
-        .chain(bandwidth.iter().map(|b| b.triad_gbs * x_hi))
-        .fold(1.0, f64::max);
-    let (y_lo, y_hi) = (0.1f64, 10f64.powf(max_flops.log10().ceil()));
-    let px = |x: f64| {
-        left + (x.log10() - x_lo.log10()) / (x_hi.log10() - x_lo.log10()) * (w - left - right)
-    };
-    let py = |y: f64| {
-        h - bottom - (y.log10() - y_lo.log10()) / (y_hi.log10() - y_lo.log10()) * (h - bottom - top)
-    };
-    let text = |at: (f64, f64), t: String, color: Rgb, anchor: Anchor| Shape::Text {
-        at,
-        text: t,
-        color,
-        anchor,
-        vertical: false,
-    };
-    let (x0, x1, y0, y1) = (px(x_lo), px(x_hi), py(y_lo), py(y_hi));
-    let mut shapes = vec![text(
-        ((left + w - right) / 2.0, 18.0),
-        "Roofline: GFlop/s = AI x measured triad GB/s".into(),
-        BLACK,
-        Anchor::Middle,
-    )];
-    let mut decade = y_lo;
-    while decade <= y_hi * 1.001 {
-        let y = py(decade);
-        shapes.push(Shape::Line {
-            from: (x0, y),
-            to: (x1, y),
-            color: GRID,
-            width: 1,
-        });
-        shapes.push(text(
-            (x0 - 4.0, y + 4.0),
-            format!("{decade}"),
-            BLACK,
-            Anchor::End,
-        ));
-        decade *= 10.0;
-    }
-    for x in [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0] {
-        let xp = px(x);
-        shapes.push(Shape::Line {
-            from: (xp, y1),
-            to: (xp, y0),
-            color: GRID,
-            width: 1,
-        });
-        shapes.push(text((xp, y0 + 16.0), format!("{x}"), BLACK, Anchor::Middle));
-    }
-    shapes.push(Shape::Rect {
-        at: (x0, y1),
-        size: (x1 - x0, y0 - y1),
-        color: BLACK,
-    });
-    shapes.push(text(
-        ((x0 + x1) / 2.0, h - 10.0),
-        "arithmetic intensity (flop / compulsory byte)".into(),
-        BLACK,
-        Anchor::Middle,
-    ));
-    shapes.push(Shape::Text {
-        at: (20.0, (y0 + y1) / 2.0),
-        text: "GFlop/s".into(),
-        color: BLACK,
-        anchor: Anchor::Middle,
-        vertical: true,
-    });
-    // Triad labels at the lines' right ends, pushed apart when the bandwidths are close.
-    let mut label_ys: Vec<f64> = Vec::new();
-    for (i, b) in bandwidth.iter().enumerate() {
-        let c = COLORS[i % COLORS.len()];
-        let end = py(b.triad_gbs * x_hi);
-        let mut label_y = end + 4.0;
-        while label_ys.iter().any(|y| (y - label_y).abs() < 12.0) {
-            label_y += 12.0;
-        }
-        label_ys.push(label_y);
-        shapes.push(Shape::Line {
-            from: (x0, py((b.triad_gbs * x_lo).max(y_lo))),
-            to: (x1, end),
-            color: c,
-            width: 2,
-        });
-        shapes.push(text(
-            (x1 + 6.0, label_y),
-            format!("triad {} thr: {:.1} GB/s", b.threads, b.triad_gbs),
-            c,
-            Anchor::Start,
-        ));
-    }
-    // Points carry a number; the legend beside the plot names them (labels next to the
-    // points would overlap: several kernels share one arithmetic intensity).
-    let legend_top = label_ys.iter().copied().fold(py(y_hi), f64::max) + 24.0;
-    for (i, r) in rows.iter().enumerate() {
-        let ai = r.info.arithmetic_intensity::<f32>();
-        let (cx, cy) = (px(ai), py(r.gflops().max(y_lo)));
-        let c = if r.threads == Some(1) {
-            COLORS[0]
-        } else {
-            COLORS[1]
-        };
-        shapes.push(Shape::Dot {
-            at: (cx, cy),
-            r: 4.0,
-            color: c,
-        });
-        let side = if i % 2 == 0 { -1.0 } else { 1.0 };
-        shapes.push(text(
-            (
-                cx + side * 7.0,
-                cy + 4.0 + 10.0 * ((i / 2 % 3) as f64 - 1.0),
+        .map(|b| roofline::Roof {
+            label: format!(
+                "{} thread{}",
+                b.threads,
+                if b.threads == 1 { "" } else { "s" }
             ),
-            format!("{}", i + 1),
-            c,
-            if side < 0.0 {
-                Anchor::End
-            } else {
-                Anchor::Start
-            },
-        ));
-        shapes.push(text(
-            (x1 + 6.0, legend_top + 13.0 * i as f64),
-            format!(
-                "{:>2} {} {}: {:.0} GB/s",
-                i + 1,
-                r.kernel,
-                r.backend,
-                r.gbs()
-            ),
-            c,
-            Anchor::Start,
-        ));
+            gbs: b.triad_gbs,
+            gflops: b.addmul_gflops,
+        })
+        .collect();
+    let points = rows
+        .iter()
+        .map(|r| roofline::RoofPoint {
+            label: format!("{} {}: {:.1} GB/s", r.kernel, r.backend, r.gbs()),
+            ai: r.info.arithmetic_intensity::<f32>(),
+            gflops: r.gflops(),
+            roof: bandwidth
+                .iter()
+                .position(|b| Some(b.threads) == r.threads)
+                .unwrap_or(bandwidth.len()),
+        })
+        .collect();
+    roofline::Roofline {
+        title: "Roofline of the f32 kernels".into(),
+        note: format!(
+            "Roofs measured in this run: slope = STREAM triad\n\
+             (f64 arrays), flat = a loop of separate f32\n\
+             multiplies and adds (no FMA, like the kernels;\n\
+             vector unit: {}). AI = flop / compulsory bytes\n\
+             (fields read + written, from the stencil IR).",
+            simd().name()
+        ),
+        roofs,
+        points,
     }
-    (w as usize, h as usize, shapes)
 }

@@ -225,6 +225,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "K")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_every: Option<usize>,
+    /// Gain of the shot-gather picture seismogram.png (seismogram.npy is never gained)
+    /// [default: none].
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gather_gain: Option<crate::figures::gather::GatherGain>,
     /// Floating-point type of the simulation and of the .npy files [default: f32].
     #[arg(long, value_enum)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -275,6 +280,7 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ("receiver-file", "a string (a path)"),
     ("velocity", "a string (a path to a .npy file)"),
     ("snapshot-every", "a whole number (steps)"),
+    ("gather-gain", "one of \"none\", \"agc\", \"t2\""),
     ("precision", "one of \"f32\", \"f64\""),
     ("threads", "a whole number (1 to 4096)"),
     ("out", "a string (a directory path)"),
@@ -308,6 +314,7 @@ impl RunArgs {
             receiver_file,
             velocity,
             snapshot_every,
+            gather_gain,
             precision,
             threads,
             out

@@ -182,6 +182,7 @@ mod tests {
             receiver-file = "r.txt"
             velocity = "/abs/v.npy"
             snapshot-every = 10
+            gather-gain = "agc"
             precision = "f64"
             threads = 11
             out = "o"

@@ -1,5 +1,5 @@
 //! The `ppwave` command-line program as a library: argument definitions ([`cli`]), the
-//! subcommands ([`run`], [`gen`], [`bench`](mod@bench)), the output writers ([`output`]), the
+//! subcommands ([`run`], [`gen`], [`bench`](mod@bench)), the output writers ([`output`]), the pictures ([`figures`]), the
 //! hand-written C reference measured by `ppwave bench` ([`cref`], feature `c-reference`) and
 //! the mapping of errors to exit codes ([`exit_code`]). `src/main.rs` is a thin `main` over
 //! [`execute`].
@@ -9,9 +9,9 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod cref;
+pub mod figures;
 pub mod gen;
 pub mod output;
-pub mod plot;
 pub mod run;
 
 use std::fmt;

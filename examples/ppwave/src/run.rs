@@ -2,7 +2,8 @@
 //! everything, run the simulation on the chosen backend and precision, write the outputs.
 
 use crate::cli::{Backend, Precision, RunArgs, TextArg};
-use crate::output::{write_gather_png, write_png, OutputDir};
+use crate::figures::{self, field, gather};
+use crate::output::OutputDir;
 use crate::BadInput;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct RunSummary {
     /// The files written, in order (snapshots first, then wavefield.npy, velocity.npy,
-    /// wavefield.png, seismogram.npy and .png with receivers, run.json).
+    /// wavefield.png, velocity.png, seismogram.npy and .png with receivers, run.json).
     pub files: Vec<PathBuf>,
     /// Timing of the time loop.
     pub stats: RunStats,
@@ -371,6 +372,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         o.source_delay = Some(config.source_delay());
     }
     o.precision = Some(o.precision());
+    o.gather_gain = Some(o.gather_gain.unwrap_or_default());
     o.out = Some(absolute(&o.out()));
     let inputs: Vec<(&'static str, PathBuf)> = [
         ("--config", args.config.clone()),
@@ -507,6 +509,13 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
     if config.snapshot_every.is_some() {
         out.subdir("snapshots")?;
     }
+    let backdrop = match field::Backdrop::new(config) {
+        Ok(b) => b,
+        Err(e) => {
+            out.abandon();
+            return Err(e);
+        }
+    };
     let mut sim = WaveSimulator::<E, T>::with_config(space, config.clone());
     let bar = progress_bar(config.nt);
     let digits = step_digits(config.nt);
@@ -520,7 +529,13 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
                 let written = out
                     .write(&format!("{name}.npy"), |f| Ok(io::write_npy(f, p)?))
                     .and_then(|_| {
-                        out.write(&format!("{name}.png"), |f| write_png(f, p).map(|_| ()))
+                        out.write(&format!("{name}.png"), |f| {
+                            let title = format!(
+                                "Snapshot: pressure after step {step} (t = {} s)",
+                                figures::short(step as f64 * config.dt)
+                            );
+                            figures::write(f, &field::wavefield_figure(&backdrop, p, title).0)
+                        })
                     });
                 match written {
                     Ok(_) => {
@@ -556,16 +571,35 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
     out.write("velocity.npy", |f| Ok(io::write_npy(f, &v)?))?;
     let mut clip = 0.0;
     out.write("wavefield.png", |f| {
-        clip = write_png(f, &p)?;
-        Ok(())
+        let title = format!(
+            "Wavefield: pressure after {} steps (t = {} s)",
+            stats.steps,
+            figures::short(stats.steps as f64 * config.dt)
+        );
+        let (fig, c) = field::wavefield_figure(&backdrop, &p, title);
+        clip = c;
+        figures::write(f, &fig)
+    })?;
+    out.write("velocity.png", |f| {
+        figures::write(f, &field::velocity_figure(&backdrop))
     })?;
     let mut gather_clip = None;
     if let Some(s) = sim.seismogram().filter(|s| s.nrec > 0) {
         let traces = HostField::from_vec(s.nt, s.nrec, s.data.clone())?;
         out.write("seismogram.npy", |f| Ok(io::write_npy(f, &traces)?))?;
         out.write("seismogram.png", |f| {
-            gather_clip = Some(write_gather_png(f, &traces)?);
-            Ok(())
+            let samples: Vec<f64> = s.data.iter().map(|v| v.to_f64()).collect();
+            let (fig, c) = gather::gather_figure(
+                &samples,
+                s.nt,
+                s.nrec,
+                config.dt,
+                &config.receivers,
+                config.dh,
+                o.gather_gain.unwrap_or_default(),
+            );
+            gather_clip = Some(c);
+            figures::write(f, &fig)
         })?;
     }
     let names: Vec<String> = out

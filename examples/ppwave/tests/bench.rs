@@ -109,7 +109,7 @@ fn tiny_bench_writes_the_roofline_json_and_plot() {
         plot.starts_with("<svg") && plot.contains("fd_step_4"),
         "{plot}"
     );
-    // The same picture as PNG: signature and the 800 x 480 header.
+    // The same picture as PNG: signature and the figure's size in the header.
     let png = dir.join("roofline.png");
     let out = tiny_bench(&["--backend", "serial", "--plot", png.to_str().unwrap()]);
     assert!(
@@ -122,7 +122,7 @@ fn tiny_bench_writes_the_roofline_json_and_plot() {
     assert_eq!(&bytes[12..16], b"IHDR");
     let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
     let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
-    assert_eq!((w, h), (800, 480));
+    assert_eq!((w, h), ppwave::figures::roofline::ROOFLINE_SIZE);
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -9,7 +9,7 @@ use ppstencil::wave::SourceMode;
 use ppstencil::{Rayon, StepKernels, WaveConfig, WaveSimulator};
 
 #[test]
-fn small_run_writes_the_four_files_and_matches_the_library() {
+fn small_run_writes_its_files_and_matches_the_library() {
     let out = scratch("small-run");
     let o = run_small(&out, &["--threads", "2"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -21,7 +21,13 @@ fn small_run_writes_the_four_files_and_matches_the_library() {
     names.sort();
     assert_eq!(
         names,
-        ["run.json", "velocity.npy", "wavefield.npy", "wavefield.png"]
+        [
+            "run.json",
+            "velocity.npy",
+            "velocity.png",
+            "wavefield.npy",
+            "wavefield.png"
+        ]
     );
 
     // The final wavefield equals the library's serial run of the same problem.
@@ -38,12 +44,20 @@ fn small_run_writes_the_four_files_and_matches_the_library() {
         assert_eq!(x, if k / 50 < 30 { 2000.0 } else { 3000.0 }, "point {k}");
     }
 
-    // The PNG signature and its IHDR: width = nx, height = nz, 8-bit RGB.
+    // The PNG signature and its IHDR, 8-bit RGB: the 50 x 40 grid drawn 900 x 720 (longest
+    // side 900 px), plus 90 px of depth axis and 130 of colour bar, 60 px of x axis and 76 of
+    // title band.
     let png = std::fs::read(out.join("wavefield.png")).expect("png");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert_eq!(&png[12..16], b"IHDR");
-    assert_eq!(u32::from_be_bytes([png[16], png[17], png[18], png[19]]), 50);
-    assert_eq!(u32::from_be_bytes([png[20], png[21], png[22], png[23]]), 40);
+    assert_eq!(
+        u32::from_be_bytes([png[16], png[17], png[18], png[19]]),
+        1120
+    );
+    assert_eq!(
+        u32::from_be_bytes([png[20], png[21], png[22], png[23]]),
+        856
+    );
     assert_eq!((png[24], png[25]), (8, 2), "8-bit RGB");
 
     // run.json holds the parameters and the stability numbers.

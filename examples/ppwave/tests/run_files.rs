@@ -42,11 +42,21 @@ fn receivers_write_the_seismogram_of_the_library() {
         s.iter().any(|v| v.abs() > 1e-6),
         "the receivers recorded the wave"
     );
-    // Gray-scale gather: 12 columns widened 34 times (the least whole factor reaching 400
-    // pixels), one row per time step.
-    assert_eq!(png_size(&out.join("seismogram.png")), (12 * 34, 30, 0));
+    // The gather picture: fixed size, RGB.
+    assert_eq!(
+        png_size(&out.join("seismogram.png")),
+        (
+            ppwave::figures::gather::GATHER_SIZE.0,
+            ppwave::figures::gather::GATHER_SIZE.1,
+            2
+        )
+    );
     let j = read_json(&out.join("run.json"));
     assert_eq!(j["receivers"], 12);
+    assert_eq!(
+        j["config"]["gather-gain"], "none",
+        "the default gain, written out"
+    );
     assert_eq!(
         j["config"]["receivers"],
         serde_json::json!(["5:5:45:5", "20:25:25:1"])
@@ -194,7 +204,8 @@ fn snapshots_are_written_every_k_steps() {
         assert_npy_header(&header, 40, 50);
         assert_eq!(
             png_size(&out.join("snapshots").join(format!("{step}.png"))),
-            (50, 40, 2)
+            (1120, 856, 2),
+            "the wavefield picture's size (see run.rs)"
         );
     }
     // The last frame is the final wavefield; an earlier one is the library's run of 10 steps.

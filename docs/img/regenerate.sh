@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Regenerates the README's pictures (docs/img/*.png) with ppwave itself: the same figure code
+# as `ppwave run` and `ppwave bench --plot`. Run from the repository root:
+#   bash docs/img/regenerate.sh
+# About a minute of runs on two cores after the release build (the paper run is the longest).
+set -euo pipefail
+cargo build --release -p ppwave
+ppwave=target/release/ppwave
+img=docs/img
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The shot over two layers (examples/configs/shot.toml): gather with AGC, snapshot at step
+# 1000 with the absorbing layer, the velocity model; then the same snapshot with the rigid
+# border.
+$ppwave run --config examples/configs/shot.toml --gather-gain agc --out "$tmp/shot"
+cp "$tmp/shot/seismogram.png" $img/shot_gather.png
+cp "$tmp/shot/snapshots/01000.png" $img/snapshot_absorb.png
+cp "$tmp/shot/velocity.png" $img/velocity_shot.png
+$ppwave run --config examples/configs/shot.toml --absorb 0 --out "$tmp/rigid"
+cp "$tmp/rigid/snapshots/01000.png" $img/snapshot_rigid.png
+
+# The paper's problem (no flags): the final wavefield.
+$ppwave run --out "$tmp/paper"
+cp "$tmp/paper/wavefield.png" $img/wavefield_paper.png
+
+# The roofline: bandwidth and compute roofs measured in the same run, every kernel labelled.
+$ppwave bench --nz 2048 --nx 2048 --repeat 5 --backend serial,rayon,c --plot $img/roofline.png
