@@ -2,8 +2,8 @@
 //! PTX for sm_80 and sm_90 with clang, HIP-C to code objects for gfx90a, gfx908 and gfx1030
 //! with hipcc and with clang.
 //!
-//! A missing compiler fails the test with the package to install, unless
-//! `PPSTENCIL_SKIP_GPU_TOOLCHAIN=1` is set (then the test says it skipped).
+//! A missing compiler is a visible skip (`SKIPPED: …` on stderr), or a failure naming the
+//! package with `PPSTENCIL_REQUIRE_GPU=1` (CI): see `kernels_gen::build::skip_missing_tool`.
 
 use kernels_gen::build::{compile_file, source_for, stencils_in_file, CompilerKind, Toolchain};
 use kernels_gen::emit::c::Dialect;
@@ -24,22 +24,12 @@ fn acoustic() -> Vec<Stencil> {
     stencils_in_file(root.join("../runtime/src/kernels.rs")).expect("parses")
 }
 
-fn skip() -> bool {
-    std::env::var("PPSTENCIL_SKIP_GPU_TOOLCHAIN").is_ok_and(|v| v == "1")
-}
-
-/// The toolchain, or `None` when skipping is allowed; otherwise fails naming the package.
+/// The toolchain, or `None` after a visible skip (a failure when tools are required).
 fn need(tc: Option<Toolchain>, what: &str, install: &str) -> Option<Toolchain> {
-    match tc {
-        Some(tc) => Some(tc),
-        None if skip() => {
-            eprintln!("SKIPPED: {what} not found (PPSTENCIL_SKIP_GPU_TOOLCHAIN=1)");
-            None
-        }
-        None => panic!(
-            "{what} not found: install it (`{install}`), or set PPSTENCIL_SKIP_GPU_TOOLCHAIN=1 to skip"
-        ),
+    if tc.is_none() {
+        kernels_gen::build::skip_missing_tool(what, install);
     }
+    tc
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -14,8 +14,8 @@
 //!    reserved locals, `__`, raw and non-ASCII identifiers) are refused with an error naming
 //!    them.
 //!
-//! Needs `g++`; clang >= 16 for the GPU compile (`PPSTENCIL_SKIP_GPU_TOOLCHAIN=1` skips a
-//! missing compiler visibly, as in `kernels-gen/tests/gpu_compile.rs`).
+//! Needs `g++`; clang >= 16 for the GPU compile (a missing tool is a visible skip, a failure
+//! with `PPSTENCIL_REQUIRE_GPU=1`, as in `kernels-gen/tests/gpu_compile.rs`).
 // `blockDim` is a user's (adversarial) field name, so the generated launch function has it.
 #![allow(non_snake_case)]
 
@@ -65,10 +65,6 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-fn skip_toolchain() -> bool {
-    std::env::var("PPSTENCIL_SKIP_GPU_TOOLCHAIN").is_ok_and(|v| v == "1")
-}
-
 /// Compiles `cpp` with g++ (emulation flags, sanitizers) and runs it; its stdout, or `None`
 /// after a visible skip when g++ is missing and skipping is allowed.
 fn compile_and_run(dir: &Path, name: &str, cpp: &str) -> Option<String> {
@@ -86,14 +82,10 @@ fn compile_and_run(dir: &Path, name: &str, cpp: &str) -> Option<String> {
     match status {
         Ok(s) if s.success() => {}
         Ok(s) => panic!("g++ failed ({s}) on {}", src.display()),
-        Err(e) if skip_toolchain() => {
-            eprintln!("SKIPPED: cannot run g++ ({e}) (PPSTENCIL_SKIP_GPU_TOOLCHAIN=1)");
+        Err(e) => {
+            kernels_gen::build::skip_missing_tool(&format!("g++ ({e})"), "apt-get install g++");
             return None;
         }
-        Err(e) => panic!(
-            "cannot run g++ ({e}): install it (`apt-get install g++`), or set \
-             PPSTENCIL_SKIP_GPU_TOOLCHAIN=1 to skip"
-        ),
     }
     let out = Command::new(&bin).output().expect("run harness");
     assert!(
@@ -848,16 +840,9 @@ fn generated_stencils_with_adversarial_names_compile_and_compute_in_every_backen
                         panic!("{}: clang rejects the generated text: {e}", d.language())
                     });
             }
-            None if skip_toolchain() => {
-                eprintln!(
-                    "SKIPPED: clang >= 16 not found for {} (PPSTENCIL_SKIP_GPU_TOOLCHAIN=1)",
-                    d.language()
-                );
-            }
-            None => panic!(
-                "clang >= 16 not found for {}: install it (`apt-get install clang-16`), or set \
-                 PPSTENCIL_SKIP_GPU_TOOLCHAIN=1 to skip",
-                d.language()
+            None => kernels_gen::build::skip_missing_tool(
+                &format!("clang >= 16 for {}", d.language()),
+                "apt-get install clang-16",
             ),
         }
     }

@@ -241,7 +241,8 @@ pub struct RunArgs {
     pub threads: Option<usize>,
     /// Output directory [default: ppwave-out]. Written whole when the run completes (the run
     /// writes into DIR.partial-PID/ and renames it); must be new or empty unless
-    /// --overwrite.
+    /// --overwrite. The default ppwave-out is replaced when it holds a previous ppwave run,
+    /// so the plain `ppwave run` can be repeated.
     #[arg(long, value_name = "DIR")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub out: Option<PathBuf>,
@@ -378,6 +379,13 @@ impl RunArgs {
     /// The precision (default f32).
     pub fn precision(&self) -> Precision {
         self.precision.unwrap_or(Precision::F32)
+    }
+
+    /// Whether a previous ppwave run in the output directory may be replaced: with
+    /// `--overwrite`, or when no `--out` was given (the default `ppwave-out` is ppwave's own
+    /// directory; a user-named directory is never replaced unasked).
+    pub fn replace_previous_run(&self) -> bool {
+        self.overwrite || self.out.is_none()
     }
 
     /// The output directory (default `ppwave-out`).

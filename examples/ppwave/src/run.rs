@@ -373,6 +373,8 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     }
     o.precision = Some(o.precision());
     o.gather_gain = Some(o.gather_gain.unwrap_or_default());
+    // Decided before `out` is made explicit: the default ppwave-out may replace a previous run.
+    o.overwrite = o.replace_previous_run();
     o.out = Some(absolute(&o.out()));
     let inputs: Vec<(&'static str, PathBuf)> = [
         ("--config", args.config.clone()),
@@ -393,7 +395,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     };
     crate::output::check_target(
         &plan.options.out(),
-        plan.options.overwrite,
+        plan.options.replace_previous_run(),
         &plan.input_refs(),
     )
     .map_err(|e| match (&args.config, plan.from_file.contains("out")) {
@@ -505,7 +507,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
 ) -> anyhow::Result<RunSummary> {
     let config = &plan.config;
     let o = &plan.options;
-    let mut out = OutputDir::prepare(&o.out(), o.overwrite, &plan.input_refs())?;
+    let mut out = OutputDir::prepare(&o.out(), o.replace_previous_run(), &plan.input_refs())?;
     if config.snapshot_every.is_some() {
         out.subdir("snapshots")?;
     }

@@ -110,7 +110,13 @@ fn reusing_out_needs_overwrite_and_never_mixes_two_runs() {
     assert_ok(&run_small(&out, &["--overwrite"]));
     assert_eq!(
         names(&out),
-        ["run.json", "velocity.npy", "wavefield.npy", "wavefield.png"]
+        [
+            "run.json",
+            "velocity.npy",
+            "velocity.png",
+            "wavefield.npy",
+            "wavefield.png"
+        ]
     );
     let j = read_json(&out.join("run.json"));
     let mut listed: Vec<String> = j["files"]
@@ -226,4 +232,38 @@ fn an_interrupted_run_is_recognisable_and_leaves_out_alone() {
         assert_eq!(std::fs::read(out.join("wavefield.npy")).unwrap(), wave);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+#[test]
+fn the_default_out_can_be_repeated_but_never_replaces_what_is_not_a_run() {
+    // `ppwave run` with no --out writes ./ppwave-out; running it again replaces that previous
+    // run (the README's first command can be repeated), but a ppwave-out holding anything
+    // that is not a ppwave run is refused like a named --out.
+    let cwd = scratch("default-out-cwd");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    let run = |nt: &str| {
+        let mut args = vec!["run"];
+        args.extend_from_slice(SMALL);
+        let at = args.iter().position(|a| *a == "--nt").expect("--nt") + 1;
+        args[at] = nt;
+        Command::new(env!("CARGO_BIN_EXE_ppwave"))
+            .args(&args)
+            .current_dir(&cwd)
+            .output()
+            .expect("ppwave starts")
+    };
+    let out = cwd.join("ppwave-out");
+    assert_ok(&run("20"));
+    assert_eq!(read_json(&out.join("run.json"))["config"]["nt"], 20);
+    assert_ok(&run("25"));
+    assert_eq!(read_json(&out.join("run.json"))["config"]["nt"], 25);
+    assert!(leftovers(&out).is_empty(), "{:?}", leftovers(&out));
+    // A file the run did not write: refused, and kept.
+    std::fs::write(out.join("notes.txt"), "mine").expect("write");
+    let o = run("30");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("notes.txt") || err.contains("--out"), "{err}");
+    assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
+    assert_eq!(read_json(&out.join("run.json"))["config"]["nt"], 25);
 }
