@@ -41,11 +41,9 @@ pub fn print(s: &Stencil) -> String {
     for d in &s.doc {
         out.push_str(&format!("///{d}\n"));
     }
-    if let Domain::Point { z, x } = s.domain {
-        out.push_str(&format!(
-            "#[at({}, {})]\n",
-            s.params[z].name, s.params[x].name
-        ));
+    if let Domain::Point(idx) = &s.domain {
+        let names: Vec<&str> = idx.iter().map(|&p| s.params[p].name.as_str()).collect();
+        out.push_str(&format!("#[at({})]\n", names.join(", ")));
     }
     let params: Vec<String> = s
         .params
@@ -71,7 +69,7 @@ pub fn print(s: &Stencil) -> String {
             Stmt::Assign { field, value } => out.push_str(&format!(
                 "    {}[{}] = {};\n",
                 s.params[*field].name,
-                vec!["0"; s.ndim].join(", "),
+                vec!["0"; s.dims].join(", "),
                 expr(s, value)
             )),
         }
