@@ -57,9 +57,9 @@ pub struct Param {
 /// Where a stencil runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Domain {
-    /// Every point at least the axis's radius ([`Stencil::radii`]) away from each border of
-    /// that axis, e.g. rows `rz..nz-rz`, columns `rx..nx-rx` in 2D. With radius 0 this is every
-    /// point of the grid.
+    /// Every point at least [`Stencil::radius`] (the largest offset over all axes) away from
+    /// each border of every axis the stencil has: rows and columns `r..n-r` in 2D. With radius
+    /// 0 this is every point of the grid. ([`Stencil::radii`] gives the extent per axis.)
     Interior,
     /// The single point named by one `index` parameter per axis, outermost first:
     /// `#[at(ix)]` (1D), `#[at(iz, ix)]` (2D), `#[at(iz, iy, ix)]` (3D). Holds the parameter
@@ -460,8 +460,8 @@ impl Stencil {
             .collect()
     }
 
-    /// The radius per axis as `[rz, ry, rx]` (absent axes 0): the interior domain keeps
-    /// `rz` cells from the z borders, and so on. A 3D stencil may differ per axis.
+    /// The largest |offset| per axis as `[rz, ry, rx]` (absent axes 0): the halo per axis, and
+    /// the z extent the host backends size their y-blocks from.
     pub fn radii(&self) -> [usize; 3] {
         let mut r = [0; 3];
         for (&a, h) in axes(self.dims).iter().zip(self.halo()) {

@@ -27,19 +27,24 @@ pub struct Region {
 
 impl Region {
     /// The domain of stencil `info` on a field of `shape` (`[nz, ny, nx]`): the interior at
-    /// each axis's radius ([`StencilInfo::radii`]) from its borders, or the single point given
-    /// by `indices` (one per axis of the stencil, outermost first) for `#[at]` stencils.
+    /// distance [`StencilInfo::radius`] (the largest offset over all axes) from the borders
+    /// of every axis the stencil has ([`StencilInfo::domain_radii`]), or the single point
+    /// given by `indices` (one per axis of the stencil, outermost first) for `#[at]` stencils.
+    ///
+    /// The margin is the same on every axis, as it always was in 2D: `fd_pzz` (which reads
+    /// only along z) leaves the first and last two columns alone too, which is what keeps the
+    /// acoustic solver's border exactly zero.
     ///
     /// ```
     /// use ppstencil::launch::{Region, Stencil};
     /// use ppstencil::kernels::FdPxx;
     /// let g = Region::for_stencil(&FdPxx::INFO, [5, 1, 6], &[])?;
-    /// assert_eq!((g.lo, g.hi), ([0, 0, 2], [5, 1, 4]));
+    /// assert_eq!((g.lo, g.hi), ([2, 0, 2], [3, 1, 4]));
     /// assert!(Region::for_stencil(&FdPxx::INFO, [5, 1, 4], &[]).is_err());
     /// # Ok::<(), ppstencil::Error>(())
     /// ```
     pub fn for_stencil(info: &StencilInfo, shape: [usize; 3], indices: &[usize]) -> Result<Region> {
-        let r = info.radii;
+        let r = info.domain_radii();
         if info.point {
             if indices.len() != info.indices.len() {
                 return Err(Error::arity(info.name, "index arguments"));
@@ -141,8 +146,9 @@ pub struct StencilInfo {
     pub radius: usize,
     /// Number of dimensions (1 to 3).
     pub dims: usize,
-    /// Largest |offset| per axis, `[rz, ry, rx]` (absent axes 0): the interior domain keeps
-    /// this far from the borders of each axis.
+    /// Largest |offset| per axis, `[rz, ry, rx]` (absent axes 0): the halo a field needs per
+    /// axis, and what the host backends size their y-blocks from. (The domain's margin is
+    /// [`radius`](Self::radius) on every axis: see [`Region::for_stencil`].)
     pub radii: [usize; 3],
     /// Whether the stencil runs at one point (`#[at]`) rather than over the interior.
     pub point: bool,
@@ -172,6 +178,16 @@ pub struct StencilInfo {
 }
 
 impl StencilInfo {
+    /// The margin of the interior domain per axis `[z, y, x]`: [`radius`](Self::radius) on
+    /// every axis the stencil has, 0 on the others (whose size is 1).
+    pub fn domain_radii(&self) -> [usize; 3] {
+        let mut r = [0; 3];
+        for &a in axes(self.dims) {
+            r[a] = self.radius;
+        }
+        r
+    }
+
     /// Compulsory bytes moved per point for elements of type `T` (computed by kernels-gen
     /// from the IR; see [`bytes_per_point_f32`](Self::bytes_per_point_f32)).
     ///

@@ -324,22 +324,11 @@ pub fn emit(s: &Stencil, dialect: Dialect) -> String {
         let _ = writeln!(out, "//{}", d.trim_end().trim_end_matches('\\'));
     }
     let domain = match s.domain {
-        Domain::Interior => {
-            let r = s.radii();
-            let per_axis: Vec<String> = crate::ir::axes(s.dims)
-                .iter()
-                .map(|&a| {
-                    let n = crate::ir::AXIS_NAMES[a];
-                    format!("{n} in {}..n{n}-{}", r[a], r[a])
-                })
-                .collect();
-            format!(
-                "the {}D interior, {} (radius {})",
-                s.dims,
-                per_axis.join(", "),
-                s.radius()
-            )
-        }
+        Domain::Interior => format!(
+            "the interior, {} {r}..n-{r} (radius {r})",
+            ["points", "rows and columns", "planes, rows and columns"][s.dims - 1],
+            r = s.radius()
+        ),
         Domain::Point(_) => "one point, given by z0, y0 and x0".to_string(),
     };
     let _ = writeln!(out, "// Domain: {domain}.");

@@ -575,12 +575,8 @@ pub fn emit_stencil_at(
         } else if radius == 0 {
             "every point".to_string()
         } else {
-            let names = ["z", "y", "x"];
-            let per_axis: Vec<String> = crate::ir::axes(dims)
-                .iter()
-                .map(|&a| format!("{0} in `{1}..n{0}-{1}`", names[a], s.radii()[a]))
-                .collect();
-            format!("the interior: {} (radius {radius})", per_axis.join(", "))
+            let what = ["points", "rows and columns", "planes, rows and columns"][dims - 1];
+            format!("{what} `{radius}..n-{radius}` (radius {radius})")
         }
     );
     let type_doc = format!(" Marker type of the `{name}` stencil: its metadata and host kernels.");

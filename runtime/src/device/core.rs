@@ -258,7 +258,7 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
         ));
     }
     // Every field must cover the grid the kernel indexes.
-    let points = grid.nz.saturating_mul(grid.nx);
+    let points = grid.shape.iter().fold(1usize, |n, &d| n.saturating_mul(d));
     let lens = outs.iter().map(|b| b.len).chain(ins.iter().map(|b| b.len));
     for (len, name) in lens.zip(info.outputs.iter().chain(info.inputs.iter())) {
         crate::memory::check_copy_len(
@@ -274,7 +274,8 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
     let dims = launch_dims(grid, block)?;
     let f = function::<D>(&kernel_name::<T>(info.name))?;
     // The kernel's arguments, stored where they stay put until the launch returns.
-    let mut ints: Vec<i64> = [grid.nz, grid.nx, grid.z0, grid.z1, grid.x0, grid.x1]
+    let (n, lo, hi) = (grid.shape, grid.lo, grid.hi);
+    let mut ints: Vec<i64> = [n[0], n[1], n[2], lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]]
         .iter()
         .map(|&v| v as i64)
         .collect();
@@ -288,9 +289,9 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
     params.extend(ints.iter_mut().map(|v| (v as *mut i64).cast::<c_void>()));
     params.extend(ptrs.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()));
     params.extend(scalars.iter_mut().map(|v| (v as *mut T).cast::<c_void>()));
-    // SAFETY: the kernel `{name}_{T}` takes six 64-bit integers, then one pointer per output and
-    // input, then the reals as `T` (the convention of kernels_gen::emit::c); every pointer is a
-    // live allocation of nz * nx elements (checked above) and the grid lies inside it.
+    // SAFETY: the kernel `{name}_{T}` takes nine 64-bit integers (kernels_gen::emit::abi), then
+    // one pointer per output and input, then the reals as `T`; every pointer is a live
+    // allocation of nz * ny * nx elements (checked above) and the grid lies inside it.
     unsafe { D::launch(f, &dims, &mut params) }
 }
 
