@@ -78,7 +78,7 @@ fn check_derivative<E: ExecutionSpace>(
     expected: &[((usize, usize), f64)],
     what: &str,
 ) {
-    let (nz, nx) = p.shape();
+    let [nz, nx] = p.shape();
     let p_dev = to_space::<E, f32>(p);
     let mut out = to_space::<E, f32>(&host(nz, nx, |_, _| SENTINEL));
     kernel(space, &mut out, &p_dev).expect("kernel runs");

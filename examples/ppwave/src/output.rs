@@ -216,7 +216,7 @@ pub(crate) fn encode(
 /// above [`MAX_IMAGE_SIDE`] is reduced by a whole factor, each pixel showing the largest-|p|
 /// point of its block. Returns the clip level.
 pub fn write_png<T: Real>(path: &Path, field: &HostField<T>) -> anyhow::Result<f32> {
-    let (nz, nx) = field.shape();
+    let [nz, nx] = field.shape();
     let step = nz.max(nx).div_ceil(MAX_IMAGE_SIDE).max(1);
     let (h, w, values) = reduce(field.as_slice(), nz, nx, step, step);
     let clip = clip_level(field.as_slice(), 99.0);
@@ -242,7 +242,7 @@ pub fn gray(t: f32) -> u8 {
 /// [`MIN_GATHER_WIDTH`] or than half its height is widened by repeating each column a whole
 /// number of times. Returns the clip level.
 pub fn write_gather_png<T: Real>(path: &Path, traces: &HostField<T>) -> anyhow::Result<f32> {
-    let (nt, nrec) = traces.shape();
+    let [nt, nrec] = traces.shape();
     let sz = nt.div_ceil(MAX_IMAGE_SIDE).max(1);
     let sx = nrec.div_ceil(MAX_IMAGE_SIDE).max(1);
     let (h, w, values) = reduce(traces.as_slice(), nt, nrec, sz, sx);
