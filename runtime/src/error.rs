@@ -49,23 +49,24 @@ pub enum Error {
     },
     /// The grid is too small for the stencil's radius.
     #[error(
-        "kernel `{kernel}` has radius {radius}: a {shape} grid is too small; it needs at \
-         least {min} points (2 x radius + 1 along each axis)"
+        "kernel `{kernel}` has radius {radius}: a {shape} grid is too small; each \
+         dimension needs at least {min} points"
     )]
     GridTooSmall {
         /// Kernel name.
         kernel: &'static str,
-        /// Stencil radius (the largest over the axes).
+        /// Stencil radius.
         radius: usize,
         /// The grid, outermost axis first.
         shape: crate::launch::Shape,
-        /// Smallest allowed size per axis (2 × the axis's radius + 1).
-        min: crate::launch::Shape,
+        /// Smallest allowed size (2 × radius + 1).
+        min: usize,
     },
     /// A point-domain kernel was given a point too close to the border or outside the grid.
     #[error(
-        "kernel `{kernel}`: point {point:?} must lie at least {radius} cells inside the \
-         {shape} grid along every axis"
+        "kernel `{kernel}`: point {} must lie at least {radius} cells inside the {shape} grid \
+         ({})",
+        crate::launch::Shape::tuple(point), shape.ranges(*radius)
     )]
     PointOutOfRange {
         /// Kernel name.

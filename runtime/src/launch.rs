@@ -73,7 +73,7 @@ impl Region {
                 kernel: info.name,
                 radius: info.radius,
                 shape: Shape::of(info.dims, shape),
-                min: Shape::of(info.dims, r.map(|r| 2 * r + 1)),
+                min: 2 * info.radius + 1,
             });
         }
         Ok(Region {
@@ -127,6 +127,26 @@ impl Shape {
     /// The axes of a `dims`-dimensional stencil taken from an `[nz, ny, nx]` triple.
     pub fn of(dims: usize, zyx: [usize; 3]) -> Shape {
         Shape(axes(dims).iter().map(|&a| zyx[a]).collect())
+    }
+}
+
+impl Shape {
+    /// A point or shape as a tuple: `(3, 4)`.
+    pub fn tuple(v: &[usize]) -> String {
+        let parts: Vec<String> = v.iter().map(|n| n.to_string()).collect();
+        format!("({})", parts.join(", "))
+    }
+
+    /// The valid index ranges at distance `radius` from every border, named by axis:
+    /// `rows 2..8, columns 2..10` in 2D, `planes .., rows .., columns ..` in 3D, `points ..`
+    /// in 1D.
+    pub fn ranges(&self, radius: usize) -> String {
+        axis_words(self.0.len())
+            .iter()
+            .zip(&self.0)
+            .map(|(name, &n)| format!("{name} {radius}..{}", n.saturating_sub(radius)))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -338,13 +358,14 @@ pub fn launch_in_region<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
         let show = |g: &Region| {
             axes(D)
                 .iter()
-                .map(|&a| format!("{} {}..{}", AXIS_WORDS[a], g.lo[a], g.hi[a]))
+                .zip(axis_words(D))
+                .map(|(&a, word)| format!("{word} {}..{}", g.lo[a], g.hi[a]))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         return Err(Error::invalid(
             format!("region of kernel `{}`", info.name),
-            format!("{region:?}"),
+            show(&grid),
             format!(
                 "it must lie inside the stencil's domain: {} (radius {})",
                 show(&domain),
@@ -358,8 +379,14 @@ pub fn launch_in_region<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     run_on::<S, E, T, D>(space, &grid, outs, ins, reals)
 }
 
-/// What each axis (z, y, x) is called in messages.
-const AXIS_WORDS: [&str; 3] = ["planes (z)", "rows (y)", "columns (x)"];
+/// What the axes of a `dims`-dimensional field are called in messages, outermost first.
+pub fn axis_words(dims: usize) -> &'static [&'static str] {
+    match dims {
+        1 => &["points"],
+        2 => &["rows", "columns"],
+        _ => &["planes", "rows", "columns"],
+    }
+}
 
 /// Checks argument counts, the fields' dimensionality, and that every field has the first
 /// output's shape; returns it as `[nz, ny, nx]`.
