@@ -340,44 +340,61 @@ impl<T: Real> ScalarField<MemSpaceHost, T, 2> {
     }
 }
 
-/// Element access by index: `field[(iz, ix)]` (2D), `field[(iz, iy, ix)]` (3D), `field[i]`
-/// or `field[(i,)]` (1D), and `field[[..; D]]` for any `D`. Each panics outside the field
-/// like slice indexing (use [`ScalarField::get_at`] for a checked read).
-macro_rules! index_impls {
-    ($d:literal, $ty:ty, |$v:ident| $arr:expr) => {
-        impl<M: HostAccessible, T: Real> Index<$ty> for ScalarField<M, T, $d> {
-            type Output = T;
-            fn index(&self, $v: $ty) -> &T {
-                let k = self.flat_or_panic($arr);
-                &self.as_slice()[k]
-            }
-        }
-
-        impl<M: HostAccessible, T: Real> IndexMut<$ty> for ScalarField<M, T, $d> {
-            fn index_mut(&mut self, $v: $ty) -> &mut T {
-                let k = self.flat_or_panic($arr);
-                &mut self.as_mut_slice()[k]
-            }
-        }
-    };
+/// An index into a `D`-dimensional field, outermost axis first: `(iz, ix)` for 2D,
+/// `(iz, iy, ix)` for 3D, `i` or `(i,)` for 1D, and `[usize; D]` for any `D`.
+pub trait FieldIndex<const D: usize> {
+    /// The index as an array.
+    fn to_array(self) -> [usize; D];
 }
 
-index_impls!(1, usize, |i| [i]);
-index_impls!(1, (usize,), |i| [i.0]);
-index_impls!(2, (usize, usize), |i| [i.0, i.1]);
-index_impls!(3, (usize, usize, usize), |i| [i.0, i.1, i.2]);
+impl FieldIndex<1> for usize {
+    fn to_array(self) -> [usize; 1] {
+        [self]
+    }
+}
 
-impl<M: HostAccessible, T: Real, const D: usize> Index<[usize; D]> for ScalarField<M, T, D> {
+impl FieldIndex<1> for (usize,) {
+    fn to_array(self) -> [usize; 1] {
+        [self.0]
+    }
+}
+
+impl FieldIndex<2> for (usize, usize) {
+    fn to_array(self) -> [usize; 2] {
+        [self.0, self.1]
+    }
+}
+
+impl FieldIndex<3> for (usize, usize, usize) {
+    fn to_array(self) -> [usize; 3] {
+        [self.0, self.1, self.2]
+    }
+}
+
+impl<const D: usize> FieldIndex<D> for [usize; D] {
+    fn to_array(self) -> [usize; D] {
+        self
+    }
+}
+
+/// Element access by index ([`FieldIndex`]): `field[(iz, ix)]` (2D), `field[(iz, iy, ix)]`
+/// (3D), `field[i]` or `field[(i,)]` (1D), `field[[..; D]]` for any `D`. Panics outside the
+/// field like slice indexing (use [`ScalarField::get_at`] for a checked read).
+impl<M: HostAccessible, T: Real, const D: usize, I: FieldIndex<D>> Index<I>
+    for ScalarField<M, T, D>
+{
     type Output = T;
-    fn index(&self, index: [usize; D]) -> &T {
-        let k = self.flat_or_panic(index);
+    fn index(&self, index: I) -> &T {
+        let k = self.flat_or_panic(index.to_array());
         &self.as_slice()[k]
     }
 }
 
-impl<M: HostAccessible, T: Real, const D: usize> IndexMut<[usize; D]> for ScalarField<M, T, D> {
-    fn index_mut(&mut self, index: [usize; D]) -> &mut T {
-        let k = self.flat_or_panic(index);
+impl<M: HostAccessible, T: Real, const D: usize, I: FieldIndex<D>> IndexMut<I>
+    for ScalarField<M, T, D>
+{
+    fn index_mut(&mut self, index: I) -> &mut T {
+        let k = self.flat_or_panic(index.to_array());
         &mut self.as_mut_slice()[k]
     }
 }

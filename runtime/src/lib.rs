@@ -69,7 +69,7 @@ pub use solver as wave;
 pub use device::{Cuda, Hip, MemSpaceCuda, MemSpaceHip};
 pub use error::{Error, Param, Result};
 pub use exec::{ExecutionSpace, Rayon, Serial};
-pub use field::{HostField, ScalarField};
+pub use field::{FieldIndex, HostField, ScalarField};
 pub use memory::{HostAccessible, MemSpaceHost, MemorySpace};
 pub use real::Real;
 pub use solver::{RunStats, StepKernels, WaveConfig, WaveSimulator};
