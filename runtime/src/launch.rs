@@ -53,7 +53,7 @@ impl Region {
             for (&a, &i) in axes(info.dims).iter().zip(indices) {
                 lo[a] = i;
             }
-            let inside = (0..3).all(|a| lo[a] >= r[a] && lo[a] + r[a] < shape[a]);
+            let inside = (0..3).all(|a| lo[a] >= r[a] && lo[a] < shape[a].saturating_sub(r[a]));
             if !inside {
                 return Err(Error::PointOutOfRange {
                     kernel: info.name,
