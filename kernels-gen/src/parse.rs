@@ -452,7 +452,10 @@ fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
     if !input.peek(syn::token::Bracket) {
         return Err(syn::Error::new(
             target.span(),
-            format!("write the output at the current point: `{tname}[{}] = ...;`", zeros(scope.dims)),
+            format!(
+                "write the output at the current point: `{tname}[{}] = ...;`",
+                zeros(scope.dims)
+            ),
         ));
     }
     let (offset, span) = parse_offsets(input, &tname, scope)?;
@@ -473,7 +476,10 @@ fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
         ));
     }
     if !input.peek(Token![=]) || input.peek(Token![==]) {
-        return Err(input.error(format!("expected `=` after `{tname}[{}]`", zeros(scope.dims))));
+        return Err(input.error(format!(
+            "expected `=` after `{tname}[{}]`",
+            zeros(scope.dims)
+        )));
     }
     input.parse::<Token![=]>()?;
     let value = parse_statement_expr(input, scope)?;
@@ -1224,16 +1230,16 @@ fn parse_derivative(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::R
     let second = |axis: usize| -> syn::Result<Expr> {
         let w = crate::fd::central_second_derivative_f64(value).map_err(order_err)?;
         let m = (w.len() - 1) as i32;
-        Ok(weighted_sum(
-            (-m..=m).map(|k| (w[k.unsigned_abs() as usize], read(at(axis, k)))),
-        ))
+        Ok(weighted_sum((-m..=m).map(|k| {
+            (w[k.unsigned_abs() as usize], read(at(axis, k)))
+        })))
     };
     let first = |axis: usize| -> syn::Result<Expr> {
         let w = crate::fd::central_first_derivative(value).map_err(order_err)?;
         let m = (w.len() / 2) as i32;
-        Ok(weighted_sum(
-            (-m..=m).map(|k| (w[(k + m) as usize].to_f64(), read(at(axis, k)))),
-        ))
+        Ok(weighted_sum((-m..=m).map(|k| {
+            (w[(k + m) as usize].to_f64(), read(at(axis, k)))
+        })))
     };
     // Mixed: `slow` is the outer (slower) axis of the pair, `fast` the inner one.
     let mixed = |slow: usize, fast: usize| -> syn::Result<Expr> {
@@ -1297,7 +1303,9 @@ fn weighted_sum(terms: impl IntoIterator<Item = (f64, Expr)>) -> Expr {
         }
         sum = Some(match sum {
             None => binary(BinOp::Mul, Expr::Lit(w), read),
-            Some(acc) if w < 0.0 => binary(BinOp::Sub, acc, binary(BinOp::Mul, Expr::Lit(-w), read)),
+            Some(acc) if w < 0.0 => {
+                binary(BinOp::Sub, acc, binary(BinOp::Mul, Expr::Lit(-w), read))
+            }
             Some(acc) => binary(BinOp::Add, acc, binary(BinOp::Mul, Expr::Lit(w), read)),
         });
     }

@@ -61,14 +61,18 @@ fn first_derivative_weights_are_the_textbook_ones() {
 #[test]
 fn d1_d2_and_mixed_expand_to_the_hand_taps() {
     // d1x order 2 in 1D: (u[1] - u[-1]) / 2, zero centre weight left out.
-    let s = parse_str("fn f(o: out, u: in) { o[0] = d1x(u, 2); }").unwrap().remove(0);
+    let s = parse_str("fn f(o: out, u: in) { o[0] = d1x(u, 2); }")
+        .unwrap()
+        .remove(0);
     let hand = parse_str("fn f(o: out, u: in) { o[0] = -0.5 * u[-1] + 0.5 * u[1]; }")
         .unwrap()
         .remove(0);
     assert_eq!(s.body, hand.body);
     assert_eq!((s.dims, s.radii()), (1, [0, 0, 1]));
     // d2xz order 2 in 2D: the four corners, weights ±1/4.
-    let s = parse_str("fn f(o: out, p: in) { o[0, 0] = d2xz(p, 2); }").unwrap().remove(0);
+    let s = parse_str("fn f(o: out, p: in) { o[0, 0] = d2xz(p, 2); }")
+        .unwrap()
+        .remove(0);
     let hand = parse_str(
         "fn f(o: out, p: in) { o[0, 0] = 0.25 * p[-1, -1] - 0.25 * p[-1, 1] - 0.25 * p[1, -1] + 0.25 * p[1, 1]; }",
     )
@@ -184,19 +188,31 @@ fn operators_are_exact_on_polynomials_of_their_degree() {
 fn dimension_errors_point_at_the_span_and_say_how_to_write_it() {
     let err = |src: &str| parse_str(src).unwrap_err().to_string();
     let e = err("fn f(o: out, p: in) { o[0, 0] = d2y(p, 4); }");
-    assert!(e.contains("`d2y` differentiates along y") && e.contains("2D"), "{e}");
+    assert!(
+        e.contains("`d2y` differentiates along y") && e.contains("2D"),
+        "{e}"
+    );
     let e = err("fn f(o: out, p: in) { o[0] = d2z(p, 4); }");
     assert!(e.contains("along z") && e.contains("1D"), "{e}");
     let e = err("fn f(o: out, p: in) { o[0] = d2xy(p, 2); }");
     assert!(e.contains("along y"), "{e}");
     let e = err("fn f(o: out, p: in) { o[0, 0, 0] = p[0, 0]; }");
-    assert!(e.contains("this stencil is 3D") && e.contains("p[dz, dy, dx]"), "{e}");
+    assert!(
+        e.contains("this stencil is 3D") && e.contains("p[dz, dy, dx]"),
+        "{e}"
+    );
     let e = err("fn f(o: out, p: in) { o[0] = p[0, 1]; }");
-    assert!(e.contains("this stencil is 1D") && e.contains("p[dx]"), "{e}");
+    assert!(
+        e.contains("this stencil is 1D") && e.contains("p[dx]"),
+        "{e}"
+    );
     let e = err("fn f(o: out, p: in) { o[0, 0, 0, 0] = p[0, 0, 0, 0]; }");
     assert!(e.contains("1, 2 or 3 dimensions"), "{e}");
     let e = err("#[at(iz, ix)] fn f(o: inout, iz: index, ix: index) { o[0, 0, 0] = 1.0; }");
-    assert!(e.contains("`#[at(...)]` takes 3 index parameters") && e.contains("iz, iy, ix"), "{e}");
+    assert!(
+        e.contains("`#[at(...)]` takes 3 index parameters") && e.contains("iz, iy, ix"),
+        "{e}"
+    );
     let e = err("fn f(o: out, p: in) { let a = d2x(p, 2); o[0, 0] = a + p[0]; }");
     assert!(e.contains("this stencil is 2D"), "{e}");
     // A stencil with only derivatives takes its dimensionality from its output.

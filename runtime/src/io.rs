@@ -454,7 +454,9 @@ mod tests {
     #[test]
     fn errors_name_the_file_and_the_problem() {
         let missing = tmp("does-not-exist.npy");
-        let e = read_npy::<f32, 2>(&missing).expect_err("missing").to_string();
+        let e = read_npy::<f32, 2>(&missing)
+            .expect_err("missing")
+            .to_string();
         assert!(
             e.contains("does-not-exist.npy") && e.contains("no such file"),
             "{e}"

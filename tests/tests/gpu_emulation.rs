@@ -213,7 +213,9 @@ fn check_shape<S: Stencil, T: Real>(
     std::fs::write(&input, bytes).expect("write input");
     let kernel = format!("{}_{}", info.name, T::NAME);
     let (sh, lo, hi) = (grid.shape, grid.lo, grid.hi);
-    let g = [sh[0], sh[1], sh[2], lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]];
+    let g = [
+        sh[0], sh[1], sh[2], lo[0], hi[0], lo[1], hi[1], lo[2], hi[2],
+    ];
     let out = Command::new(bin)
         .arg(&kernel)
         .args(g.iter().map(|v| v.to_string()))
@@ -341,7 +343,10 @@ fn check_all(backend: &str) {
 
     // 1D and 3D stencils, on shapes that are not multiples of the block.
     let mut nd = 0;
-    for (c, &(n, bx, by)) in [(37usize, 32u32, 8u32), (100, 7, 3), (5, 1, 1)].iter().enumerate() {
+    for (c, &(n, bx, by)) in [(37usize, 32u32, 8u32), (100, 7, 3), (5, 1, 1)]
+        .iter()
+        .enumerate()
+    {
         let block = BlockSize::new(bx, by).expect("block");
         let tag = |k: &str| format!("{backend}-1d-{k}-{c}");
         nd += check_shape::<Heat1d, f32>(&bin, &tag("heat32"), [1, 1, n], &[], block);
@@ -364,7 +369,13 @@ fn check_all(backend: &str) {
         nd += check_shape::<Lap3d, f64>(&bin, &tag("lap64"), shape, &[], block);
         nd += check_shape::<Mixed3d, f32>(&bin, &tag("mixed32"), shape, &[], block);
         nd += check_shape::<Mixed3d, f64>(&bin, &tag("mixed64"), shape, &[], block);
-        nd += check_shape::<Kick3d, f64>(&bin, &tag("kick64"), shape, &[nz / 2, ny / 2, nx / 2], block);
+        nd += check_shape::<Kick3d, f64>(
+            &bin,
+            &tag("kick64"),
+            shape,
+            &[nz / 2, ny / 2, nx / 2],
+            block,
+        );
     }
     assert!(nd > 1000, "{nd} 1D/3D points compared");
 }
@@ -395,7 +406,13 @@ ppstencil::stencil! {
 }
 
 /// The 1D and 3D stencils above, compiled into the harness beside the acoustic kernels.
-const EXTRA: &[StencilInfo] = &[Heat1d::INFO, Kick1d::INFO, Lap3d::INFO, Mixed3d::INFO, Kick3d::INFO];
+const EXTRA: &[StencilInfo] = &[
+    Heat1d::INFO,
+    Kick1d::INFO,
+    Lap3d::INFO,
+    Mixed3d::INFO,
+    Kick3d::INFO,
+];
 
 #[test]
 fn generated_cuda_c_matches_serial_on_cpu_emulation() {

@@ -144,7 +144,10 @@ fn wide_3d_matches_serial<E: ExecutionSpace>(space: E) {
         if is_host::<E>() {
             assert_eq!(g.to_bits(), w.to_bits(), "point {k}: {g} vs {w}");
         } else {
-            assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "point {k}: {g} vs {w}");
+            assert!(
+                (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+                "point {k}: {g} vs {w}"
+            );
         }
     }
 }
@@ -186,8 +189,14 @@ fn region_3d_computes_only_the_box<E: ExecutionSpace>(space: E) {
     heat3(&space, &mut full, &du, 0.1).expect("full");
     let full = f64s::<E, f64, 3>(&full);
     let mut part = ScalarField::<E::Memory, f64, 3>::zeros(shape).expect("field");
-    launch_in_region::<Heat3, E, f64, 3>(&space, [2..4, 1..3, 3..8], &mut [&mut part], &[&du], &[0.1])
-        .expect("region");
+    launch_in_region::<Heat3, E, f64, 3>(
+        &space,
+        [2..4, 1..3, 3..8],
+        &mut [&mut part],
+        &[&du],
+        &[0.1],
+    )
+    .expect("region");
     let got = f64s::<E, f64, 3>(&part);
     for iz in 0..6 {
         for iy in 0..7 {
@@ -199,10 +208,19 @@ fn region_3d_computes_only_the_box<E: ExecutionSpace>(space: E) {
             }
         }
     }
-    let e = launch_in_region::<Heat3, E, f64, 3>(&space, [0..4, 1..3, 3..8], &mut [&mut part], &[&du], &[0.1])
-        .expect_err("z starts in the border");
+    let e = launch_in_region::<Heat3, E, f64, 3>(
+        &space,
+        [0..4, 1..3, 3..8],
+        &mut [&mut part],
+        &[&du],
+        &[0.1],
+    )
+    .expect_err("z starts in the border");
     let msg = e.to_string();
-    assert!(msg.contains("planes 1..5, rows 1..6, columns 1..8"), "{msg}");
+    assert!(
+        msg.contains("planes 1..5, rows 1..6, columns 1..8"),
+        "{msg}"
+    );
 }
 
 /// Fields of different 3D shapes: the error names all three axes.
@@ -210,7 +228,11 @@ fn shape_mismatch_names_every_axis<E: ExecutionSpace>(space: E) {
     let mut o = ScalarField::<E::Memory, f32, 3>::new_3d(4, 5, 6).expect("field");
     let u = ScalarField::<E::Memory, f32, 3>::new_3d(4, 6, 6).expect("field");
     let e = heat3(&space, &mut o, &u, 0.1).expect_err("mismatch");
-    assert!(e.to_string().contains("`u` is 4 x 6 x 6 but `unew` is 4 x 5 x 6"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("`u` is 4 x 6 x 6 but `unew` is 4 x 5 x 6"),
+        "{e}"
+    );
     let small = ScalarField::<E::Memory, f32, 3>::new_3d(4, 2, 6).expect("field");
     let mut o2 = ScalarField::<E::Memory, f32, 3>::new_3d(4, 2, 6).expect("field");
     let e = heat3(&space, &mut o2, &small, 0.1).expect_err("too small");
@@ -233,7 +255,8 @@ fn the_wide_3d_grid_is_blocked_along_y() {
     use ppstencil::launch::{Region, Stencil};
     let info = Wide3::INFO;
     let grid = Region::for_stencil(&info, [11, 23, 3001], &[]).expect("grid");
-    let runs = ppstencil::__private::row_runs::<f32>(&grid, grid.lo[0]..grid.hi[0], info.radii[0], 3);
+    let runs =
+        ppstencil::__private::row_runs::<f32>(&grid, grid.lo[0]..grid.hi[0], info.radii[0], 3);
     assert!(runs.len() > grid.hi[0] - grid.lo[0], "{} runs", runs.len());
     // The runs cover every row of the domain exactly once.
     let mut rows: Vec<usize> = runs.iter().flat_map(|r| r.clone()).collect();

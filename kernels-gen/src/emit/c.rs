@@ -232,7 +232,10 @@ impl Syntax for C<'_> {
 fn tap_index(offset: &[i32]) -> String {
     let mut t = String::from("i");
     let z_stride = if offset.len() == 3 { "plane" } else { "nx" };
-    for (d, stride) in zyx(offset).into_iter().zip([Some(z_stride), Some("nx"), None]) {
+    for (d, stride) in zyx(offset)
+        .into_iter()
+        .zip([Some(z_stride), Some("nx"), None])
+    {
         let term = match (d.unsigned_abs(), stride) {
             (0, _) => continue,
             (n, None) => n.to_string(),
@@ -280,7 +283,9 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
         k.push_str("    const long long i = (iz * ny + iy) * nx + ix;\n");
     } else {
         // 1D and 2D: y0 = 0, y1 = ny = 1, so a row is one z.
-        k.push_str("    const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;\n");
+        k.push_str(
+            "    const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;\n",
+        );
         k.push_str("    if (ix >= x1 || iz >= z1) {\n        return;\n    }\n");
         k.push_str("    const long long i = iz * nx + ix;\n");
     }

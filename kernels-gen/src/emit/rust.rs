@@ -128,7 +128,11 @@ fn expr(s: &Stencil, e: &Expr) -> TokenStream {
 /// The stride of each axis (z, y, x) in generated code: `plane` (`ny * nx`) for z in 3D,
 /// `nx` for z in 2D and for y, 1 for x.
 fn strides(dims: usize) -> [Option<&'static str>; 3] {
-    [Some(if dims == 3 { "plane" } else { "nx" }), Some("nx"), None]
+    [
+        Some(if dims == 3 { "plane" } else { "nx" }),
+        Some("nx"),
+        None,
+    ]
 }
 
 /// The offset of a tap from `base` (the current row's first domain point) as tokens,
