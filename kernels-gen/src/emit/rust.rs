@@ -1,12 +1,17 @@
 //! Host Rust emitters: the serial and the rayon backend.
 //!
-//! Both share one generated *row kernel*: for one grid row it slices every distinct field tap
-//! (`p[0, -2]`, `p[0, -1]`, ...) to exactly the row's `n` points, then runs a plain
+//! Both share one generated *row kernel*: for one grid row (one `(z, y)` pair, numbered
+//! `z * ny + y`, x contiguous; the same code for 1D, 2D and 3D stencils, whose fields the
+//! runtime sees as `[nz, ny, nx]` with absent axes of size 1) it slices every distinct field
+//! tap (`p[0, -2]`, `p[-1, 0, 2]`, ...) to exactly the row's `n` points, at `base` plus the
+//! tap's offset in `plane` (`ny * nx`, 3D z), `nx` (2D z, 3D y) and 1 (x), then runs a plain
 //! `for i in 0..n` loop. Every slice has the same length, so the compiler removes the bounds
-//! checks and vectorises the loop. `rows` runs it over consecutive rows. The two backends
-//! differ only in how rows are handed out: all at once, or to rayon in chunks of rows; both
-//! wrap the call in the runtime's `run_rows`, which runs it compiled for AVX2 where the CPU
-//! has it (runtime detection; bit-identical, as Rust never contracts into FMA).
+//! checks and vectorises the loop. `rows` runs it over consecutive rows. The drivers hand out
+//! runs of consecutive rows from the runtime's `row_runs` (in 2D one run of all rows; in 3D
+//! y-blocks, then z, so the planes a stencil reads stay in cache): serial all at once, rayon
+//! in chunks of the outermost axis (rows in 2D, z-planes in 3D); both wrap the call in the
+//! runtime's `run_rows`, which runs it compiled for AVX2 where the CPU has it (runtime
+//! detection; bit-identical, as Rust never contracts into FMA).
 //!
 //! The generated code names the runtime crate only through `::ppstencil::__private`, the
 //! one interface between generated code and the runtime.

@@ -1,5 +1,6 @@
-//! The row runtime of generated host kernels: the per-launch [`RowPlan`] (prefetch? stream?),
-//! [`run_rows`], which runs a task's row loops compiled for the widest vector unit, and the
+//! The row runtime of generated host kernels: the order rows are computed in ([`row_runs`],
+//! with the y-blocking of 3D launches, [`y_block`]), the per-launch [`RowPlan`] (prefetch?
+//! stream?), [`run_rows`], which runs a task's row loops compiled for the widest vector unit, and the
 //! row and block views ([`RowMode`], `RowOutput`, `OutputBlock`) through which generated
 //! loops prefetch ahead and write with non-temporal stores (fenced by `Fence`).
 //!
