@@ -83,7 +83,7 @@ pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
 
 /// The runs of consecutive rows (flat row numbers `z * ny + y`, each run contiguous in
 /// memory) that cover planes `zs` of `grid`, in the order the host backends compute them:
-/// blocks of [`y_block`] rows outermost, then z, then the rows of the block; adjacent runs
+/// blocks of `y_block` rows outermost, then z, then the rows of the block; adjacent runs
 /// are merged, so a 2D launch (`ny = 1`) is one run of all its rows, as before 3D existed.
 pub fn row_runs<T>(
     grid: &Region,
