@@ -122,7 +122,7 @@ fn heat_1d_decays_like_the_analytic_sine_mode<E: ExecutionSpace>(space: E) {
 /// bit on a grid whose rows are long enough that the y-blocks are smaller than the domain;
 /// device backends agree within rounding.
 fn wide_3d_matches_serial<E: ExecutionSpace>(space: E) {
-    let shape = [11, 23, 3001];
+    let shape = blocked_shape();
     let mut rng = Rng::new(7);
     let p: HostField<f32, 3> = random3(&mut rng, shape);
     let q: HostField<f32, 3> = random3(&mut rng, shape);
@@ -248,21 +248,31 @@ for_each_space!(
     shape_mismatch_names_every_axis,
 );
 
+/// A shape for [`Wide3`] whose domain holds about one and a half y-blocks on this machine
+/// (the block size follows the cache sizes), so the bit-identity test crosses block edges.
+fn blocked_shape() -> [usize; 3] {
+    use ppstencil::launch::{Region, Stencil};
+    let nx = 1001;
+    let probe = Region::for_stencil(&Wide3::INFO, [11, 9, nx], &[]).expect("grid");
+    let block = ppstencil::__private::y_block::<f32>(&probe, Wide3::INFO.radii[0], 3);
+    [11, (block + block / 2 + 9).min(400), nx]
+}
+
 /// The 3D test grid is blocked along y on this machine (otherwise the bit-identity test
-/// would not exercise blocking): more row runs than z-planes.
+/// would not exercise blocking): more row runs than z-planes, covering every row once.
 #[test]
 fn the_wide_3d_grid_is_blocked_along_y() {
     use ppstencil::launch::{Region, Stencil};
     let info = Wide3::INFO;
-    let grid = Region::for_stencil(&info, [11, 23, 3001], &[]).expect("grid");
+    let shape = blocked_shape();
+    let grid = Region::for_stencil(&info, shape, &[]).expect("grid");
     let runs =
         ppstencil::__private::row_runs::<f32>(&grid, grid.lo[0]..grid.hi[0], info.radii[0], 3);
     assert!(runs.len() > grid.hi[0] - grid.lo[0], "{} runs", runs.len());
-    // The runs cover every row of the domain exactly once.
     let mut rows: Vec<usize> = runs.iter().flat_map(|r| r.clone()).collect();
     rows.sort_unstable();
     let want: Vec<usize> = (grid.lo[0]..grid.hi[0])
-        .flat_map(|z| (grid.lo[1]..grid.hi[1]).map(move |y| z * 23 + y))
+        .flat_map(|z| (grid.lo[1]..grid.hi[1]).map(move |y| z * shape[1] + y))
         .collect();
     assert_eq!(rows, want);
 }

@@ -74,11 +74,27 @@ fn exceeds_llc<T>(grid: &Region, fields: usize) -> bool {
 
 /// Rows (numbered `z * ny + y`) per y-block of a 3D launch over `grid` by a stencil of z
 /// radius `rz` touching `fields` fields of `T`: as many as keep the `2 rz + 1` planes' rows
-/// the block reads, of every field, in half of one core's L2 cache, at least one. Blocking
+/// the block reads, of every field, in a quarter of the last-level cache (room for two
+/// threads' blocks and the streams passing through), at least one. The planes are re-read
+/// from the LLC rather than L2: on a shared 2-core EPYC (1 MiB L2, 32 MiB L3), a serial f32
+/// order-8 step `2p - pold + k ∇²p` took 103 ms at 400³ with these blocks and 202 ms with
+/// whole planes, and L2-sized blocks were slower than whole planes at 256³ (45 vs 40 ms);
+/// noisy first numbers, for the 3D bench to refine (`PPSTENCIL_Y_BLOCK`). Blocking
 /// changes only the order in which points are computed, never their arithmetic.
+/// `PPSTENCIL_Y_BLOCK=N` fixes it to `N` rows (for measurements).
 pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
+    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
+    let forced = *FORCED.get_or_init(|| {
+        std::env::var("PPSTENCIL_Y_BLOCK")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&n| n > 0)
+    });
+    if let Some(n) = forced {
+        return n;
+    }
     let row_bytes = grid.nx().max(1) * fields.max(1) * std::mem::size_of::<T>().max(1);
-    (cache_sizes().l2 / 2 / ((2 * rz + 1) * row_bytes)).max(1)
+    (cache_sizes().llc / 4 / ((2 * rz + 1) * row_bytes)).max(1)
 }
 
 /// The runs of consecutive rows (flat row numbers `z * ny + y`, each run contiguous in
