@@ -411,6 +411,46 @@ mod tests {
     }
 
     #[test]
+    fn one_and_three_dimensional_fields_round_trip_with_their_shape() {
+        let f = HostField::<f32, 3>::from_shape_fn([2, 3, 4], |[z, y, x]| {
+            (100 * z + 10 * y + x) as f32
+        })
+        .expect("field");
+        let p = tmp("three.npy");
+        write_npy(&p, &f).expect("write");
+        let b = std::fs::read(&p).expect("read");
+        let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
+        let text = std::str::from_utf8(&b[10..10 + hlen]).expect("utf8");
+        assert!(text.contains("'shape': (2, 3, 4), }"), "{text}");
+        let g: HostField<f64, 3> = read_npy(&p).expect("read 3D");
+        assert_eq!(
+            (g.shape(), g[(1, 2, 3)], g[[0, 1, 2]]),
+            ([2, 3, 4], 123.0, 12.0)
+        );
+        // A 3D file is not a 2D field, and the error says both.
+        let e = read_npy::<f32, 2>(&p).expect_err("3D as 2D").to_string();
+        assert!(
+            e.contains("not a 2D array: shape (2, 3, 4) has 3 dimensions"),
+            "{e}"
+        );
+        let u = HostField::<f64, 1>::from_shape_fn([5], |[i]| i as f64 * 0.5).expect("field");
+        let p1 = tmp("one.npy");
+        write_npy(&p1, &u).expect("write");
+        let b = std::fs::read(&p1).expect("read");
+        let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
+        assert!(std::str::from_utf8(&b[10..10 + hlen])
+            .expect("utf8")
+            .contains("'shape': (5,), }"));
+        let v: HostField<f64, 1> = read_npy(&p1).expect("read 1D");
+        assert_eq!((v.shape(), v[4], v[(3,)]), ([5], 2.0, 1.5));
+        let e = read_npy::<f32, 3>(&p1).expect_err("1D as 3D").to_string();
+        assert!(
+            e.contains("not a 3D array: shape (5,) has 1 dimension"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn round_trips_and_converts_between_f32_and_f64() {
         let f: HostField<f64> =
             ScalarField::from_fn(3, 5, |z, x| 0.1 * z as f64 - 1e-3 * x as f64).expect("field");
