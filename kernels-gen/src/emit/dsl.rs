@@ -98,4 +98,22 @@ mod tests {
             "{printed}"
         );
     }
+
+    #[test]
+    fn one_and_three_dimensional_stencils_round_trip() {
+        let src = "#[at(iz, iy, ix)] fn a(u: inout, k: real, iz: index, iy: index, ix: index) {
+                u[0, 0, 0] = u[0, 0, 0] * k;
+            }
+            fn b(o: out, p: in) { o[0, 0, 0] = laplacian(p, 4) + d2xz(p, 2) - d1y(p, 2); }
+            #[at(ix)] fn c(u: inout, ix: index) { u[0] = 1.0; }
+            fn d(o: out, p: in) { o[0] = d1x(p, 4) + p[-3]; }";
+        for first in parse_str(src).expect("parses") {
+            let printed = super::print(&first);
+            let second = parse_str(&printed).expect("printed text parses").remove(0);
+            assert_eq!(first, second, "{printed}");
+        }
+        let a = super::print(&parse_str(src).expect("parses")[0]);
+        assert!(a.starts_with("#[at(iz, iy, ix)]\n"), "{a}");
+        assert!(a.contains("u[0, 0, 0] = u[0, 0, 0] * k;"), "{a}");
+    }
 }
