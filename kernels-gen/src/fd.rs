@@ -279,6 +279,39 @@ pub fn central_second_derivative_f64(order: u64) -> Result<Vec<f64>, String> {
         .collect())
 }
 
+/// The central first-derivative weights of even `order` (radius `m = order / 2`) for the
+/// offsets `-m..=m`, as `[w(-m), ..., w(0), ..., w(m)]`: `f'(0) h ≈ Σ_k w(k) f(k)`. They are
+/// antisymmetric, `w(-k) = -w(k)`, and `w(0) = 0`.
+///
+/// ```
+/// use kernels_gen::fd::{central_first_derivative, Ratio};
+/// let w = central_first_derivative(2).unwrap();
+/// assert_eq!(w, vec![Ratio::new(-1, 2), Ratio::ZERO, Ratio::new(1, 2)]);
+/// ```
+pub fn central_first_derivative(order: u64) -> Result<Vec<Ratio>, String> {
+    let order = check_order(order)?;
+    let m = (order / 2) as i64;
+    let nodes: Vec<i64> = (-m..=m).collect();
+    fornberg(1, &nodes, 0).map_err(|e| format!("space order {order}: {e}"))
+}
+
+/// The weights of the centred mixed second derivative `∂²f/∂a∂b` of even `order` as a
+/// `(2m+1) × (2m+1)` table, `w[j][k]` for offsets `(j - m, k - m)` along `(a, b)`: the exact
+/// product of the [`central_first_derivative`] weights along both axes.
+pub fn central_mixed_derivative(order: u64) -> Result<Vec<Vec<Ratio>>, String> {
+    let w = central_first_derivative(order)?;
+    w.iter()
+        .map(|&a| {
+            w.iter()
+                .map(|&b| {
+                    a.checked_mul(b)
+                        .map_err(|e| format!("space order {order}: {e}"))
+                })
+                .collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,8 @@ impl Access {
 /// What kind of value a parameter is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParamKind {
-    /// A 2D field of the element type (`p: in`, `pxx: out`, `u: inout`).
+    /// A field of the element type, of the stencil's dimensionality (`p: in`, `pxx: out`,
+    /// `u: inout`).
     Field(Access),
     /// A scalar of the element type, the same at every point (`dtdh2: real`).
     Real,
@@ -56,16 +57,14 @@ pub struct Param {
 /// Where a stencil runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Domain {
-    /// Every point at least `radius` away from each border: rows `r..nz-r`, columns `r..nx-r`.
-    /// With radius 0 this is every point of the grid.
+    /// Every point at least [`Stencil::radius`] (the largest offset over all axes) away from
+    /// each border of every axis the stencil has: rows and columns `r..n-r` in 2D. With radius
+    /// 0 this is every point of the grid. ([`Stencil::radii`] gives the extent per axis.)
     Interior,
-    /// The single point named by two `index` parameters (row, column): `#[at(iz, ix)]`.
-    Point {
-        /// Parameter index of the row (z) index.
-        z: usize,
-        /// Parameter index of the column (x) index.
-        x: usize,
-    },
+    /// The single point named by one `index` parameter per axis, outermost first:
+    /// `#[at(ix)]` (1D), `#[at(iz, ix)]` (2D), `#[at(iz, iy, ix)]` (3D). Holds the parameter
+    /// indices.
+    Point(Vec<usize>),
 }
 
 /// Binary arithmetic operators.
@@ -205,7 +204,8 @@ pub enum Expr {
     Read {
         /// Parameter index of the field.
         field: usize,
-        /// Offset per dimension, outermost first: `[dz, dx]` in 2D.
+        /// Offset per dimension, outermost first: `[dx]` in 1D, `[dz, dx]` in 2D,
+        /// `[dz, dy, dx]` in 3D (always [`Stencil::dims`] entries; [`axes`] maps them to z, y, x).
         offset: Vec<i32>,
     },
     /// Negation.
@@ -324,8 +324,32 @@ pub struct Stencil {
     pub body: Vec<Stmt>,
     /// Where it runs.
     pub domain: Domain,
-    /// Number of grid dimensions (2 for now; the IR keeps offsets as vectors so 3D fits).
-    pub ndim: usize,
+    /// Number of grid dimensions, 1 to 3: every read and write has this many offsets.
+    pub dims: usize,
+}
+
+/// Names of the three axes, outermost (slowest) first. Every field is stored row-major with
+/// x contiguous; which axes a stencil of each dimensionality uses is [`axes`].
+pub const AXIS_NAMES: [&str; 3] = ["z", "y", "x"];
+
+/// The axes (0 = z, 1 = y, 2 = x) of a `dims`-dimensional stencil's offsets, outermost first:
+/// 1D `[x]`, 2D `[z, x]`, 3D `[z, y, x]`. The runtime stores every field as
+/// `[nz, ny, nx]` with absent axes of size 1.
+pub fn axes(dims: usize) -> &'static [usize] {
+    match dims {
+        1 => &[2],
+        2 => &[0, 2],
+        _ => &[0, 1, 2],
+    }
+}
+
+/// An offset of a `offset.len()`-dimensional stencil as `[dz, dy, dx]`, absent axes 0.
+pub fn zyx(offset: &[i32]) -> [i32; 3] {
+    let mut o = [0; 3];
+    for (&a, &v) in axes(offset.len()).iter().zip(offset) {
+        o[a] = v;
+    }
+    o
 }
 
 /// One distinct field access `(field, offset)` of a stencil.
@@ -426,7 +450,7 @@ impl Stencil {
     /// The halo a distributed field needs per dimension: the largest |offset| in that dimension.
     pub fn halo(&self) -> Vec<usize> {
         let taps = self.taps();
-        (0..self.ndim)
+        (0..self.dims)
             .map(|d| {
                 taps.iter()
                     .map(|t| t.offset[d].unsigned_abs() as usize)
@@ -434,6 +458,16 @@ impl Stencil {
                     .unwrap_or(0)
             })
             .collect()
+    }
+
+    /// The largest |offset| per axis as `[rz, ry, rx]` (absent axes 0): the halo per axis, and
+    /// the z extent the host backends size their y-blocks from.
+    pub fn radii(&self) -> [usize; 3] {
+        let mut r = [0; 3];
+        for (&a, h) in axes(self.dims).iter().zip(self.halo()) {
+            r[a] = h;
+        }
+        r
     }
 
     /// Number of distinct fields read per point (an `inout` field read at `[0, 0]` counts).

@@ -4,21 +4,36 @@
 //!
 //! ```text
 //! stencil   := attr* "pub"? "fn" NAME "(" param ("," param)* ","? ")" "{" stmt* "}"
-//! attr      := "///" doc comment | "#[at(" INDEX "," INDEX ")]"
+//! attr      := "///" doc comment | "#[at(" INDEX ("," INDEX)* ")]"   (one index per axis)
 //! param     := NAME ":" ("in" | "out" | "inout" | "real" | "index")
 //! stmt      := "let" NAME "=" expr ";"
-//!            | FIELD "[" 0 "," 0 "]" "=" expr ";"
+//!            | FIELD "[" 0 ("," 0)* "]" "=" expr ";"
 //! expr      := term (("+" | "-") term)*
 //! term      := unary (("*" | "/") unary)*
 //! unary     := "-" unary | primary
-//! primary   := NUMBER | NAME | FIELD "[" INT "," INT "]" | FUNC "(" expr ("," expr)* ")"
+//! primary   := NUMBER | NAME | FIELD "[" INT ("," INT)* "]" | FUNC "(" expr ("," expr)* ")"
 //!            | DERIV "(" FIELD "," INT ")" | "(" expr ")"
-//! DERIV     := "d2x" | "d2z" | "laplacian"
+//! DERIV     := "d2x" | "d2y" | "d2z" | "laplacian" | "d1x" | "d1y" | "d1z"
+//!            | "d2xz" | "d2xy" | "d2yz"
 //! ```
 //!
-//! `d2x(p, N)`, `d2z(p, N)` and `laplacian(p, N)` (`N` one of [`crate::fd::SPACE_ORDERS`]) expand here into
-//! weighted sums of taps of `p`, with Fornberg's weights from [`crate::fd`]; the IR has no
-//! derivative node, so radius, halo, domain, bytes and flops follow from the taps.
+//! # Dimensions
+//!
+//! A stencil's dimensionality is the number of offsets of its field accesses: `u[dx]` (1D),
+//! `p[dz, dx]` (2D), `p[dz, dy, dx]` (3D); axes z (slowest), y, x (fastest, contiguous),
+//! row-major. The first field access in the body (read or write) fixes it; every other access
+//! must have as many offsets, and `#[at(...)]` names one index per axis. Operators along an
+//! axis the stencil lacks (`d2y` in 2D, `d2z` in 1D) are errors at their span.
+//!
+//! # Derivative operators
+//!
+//! `d2x(p, N)`, `d2y`, `d2z` (second derivatives), `laplacian(p, N)` (their sum over the axes
+//! present, x then y then z), `d1x`, `d1y`, `d1z` (centred first derivatives) and `d2xz`,
+//! `d2xy`, `d2yz` (mixed second derivatives: the products of the centred first-derivative
+//! weights along both axes, radius N/2 in each), for `N` one of [`crate::fd::SPACE_ORDERS`],
+//! expand here into weighted sums of taps of `p`, with Fornberg's exact weights from
+//! [`crate::fd`], unscaled by the grid spacing; the IR has no derivative node, so radius,
+//! halo, domain, bytes and flops follow from the taps.
 //!
 //! Every mistake is reported as a [`syn::Error`] at the span of the offending token, with a
 //! message that says what to write instead; the parser never panics.
@@ -45,8 +60,8 @@ use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::{bracketed, parenthesized, Ident, LitFloat, LitInt, Token};
 
-/// Number of dimensions the DSL accepts today.
-pub const NDIM: usize = 2;
+/// The most dimensions a stencil may have (axes z, y, x).
+pub const MAX_DIMS: usize = 3;
 
 /// How deeply expressions may nest: parentheses, unary minus, and function or derivative
 /// calls each add a level. Real stencils use a handful; the limit keeps every recursive
@@ -134,6 +149,10 @@ struct Scope {
     locals: Vec<String>,
     /// Current expression nesting (see [`MAX_NESTING`]).
     depth: usize,
+    /// The stencil's dimensionality, fixed by its first field access.
+    dims: usize,
+    /// That first access, as written (`p[0, 0]`), for error messages.
+    first_access: String,
 }
 
 impl Scope {
@@ -148,7 +167,7 @@ impl Scope {
 
 fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
     let mut doc = Vec::new();
-    let mut at: Option<(Ident, Ident)> = None;
+    let mut at: Option<(Vec<Ident>, Span)> = None;
     while input.peek(Token![#]) {
         input.parse::<Token![#]>()?;
         let content;
@@ -161,20 +180,22 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
             doc.extend(text.value().split(['\n', '\r']).map(str::to_string));
         } else if name == "at" {
             let args;
-            parenthesized!(args in content);
-            let z: Ident = args.parse()?;
-            args.parse::<Token![,]>()?;
-            let x: Ident = args.parse()?;
-            if !args.is_empty() {
-                return Err(args.error("`#[at(...)]` takes two index parameters: `#[at(iz, ix)]`"));
+            let paren = parenthesized!(args in content);
+            let names = args.parse_terminated(Ident::parse_any, Token![,])?;
+            if names.is_empty() || names.len() > MAX_DIMS {
+                return Err(syn::Error::new(
+                    paren.span.join(),
+                    "`#[at(...)]` takes one index parameter per axis: `#[at(ix)]` (1D), \
+                     `#[at(iz, ix)]` (2D) or `#[at(iz, iy, ix)]` (3D)",
+                ));
             }
-            at = Some((z, x));
+            at = Some((names.into_iter().collect(), paren.span.join()));
         } else {
             return Err(syn::Error::new(
                 name.span(),
                 format!(
                     "unknown stencil attribute `{name}`; stencils accept doc comments and \
-                     `#[at(iz, ix)]` (run at one point given by two `index` parameters)"
+                     `#[at(iz, ix)]` (run at one point given by one `index` parameter per axis)"
                 ),
             ));
         }
@@ -199,6 +220,8 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
         params: Vec::new(),
         locals: Vec::new(),
         depth: 0,
+        dims: 2,
+        first_access: String::new(),
     };
     while !params_content.is_empty() {
         let pname = params_content.call(Ident::parse_any)?;
@@ -252,6 +275,19 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
 
     let body_content;
     syn::braced!(body_content in input);
+    if let Some((dims, text, span)) = first_access(&body_content, &scope) {
+        if dims == 0 || dims > MAX_DIMS {
+            return Err(syn::Error::new(
+                span,
+                format!(
+                    "`{text}` has {dims} offsets: fields have 1, 2 or 3 dimensions; write \
+                     `u[dx]` (1D), `p[dz, dx]` (2D) or `p[dz, dy, dx]` (3D)"
+                ),
+            ));
+        }
+        scope.dims = dims;
+        scope.first_access = text;
+    }
     let mut body = Vec::new();
     while !body_content.is_empty() {
         body.push(parse_stmt(&body_content, &mut scope)?);
@@ -260,7 +296,20 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
     // Whole-stencil checks.
     let domain = match &at {
         None => Domain::Interior,
-        Some((z, x)) => {
+        Some((ids, span)) => {
+            if ids.len() != scope.dims {
+                return Err(syn::Error::new(
+                    *span,
+                    format!(
+                        "this stencil is {d}D (`{first}` has {d} offsets): `#[at(...)]` takes {d} \
+                         index parameter{s}, one per axis: `#[at({example})]`",
+                        d = scope.dims,
+                        first = scope.first_access,
+                        s = if scope.dims == 1 { "" } else { "s" },
+                        example = axis_list(scope.dims, "i"),
+                    ),
+                ));
+            }
             let find = |id: &Ident| -> syn::Result<usize> {
                 match scope.param(&id.to_string()) {
                     Some(i) if scope.params[i].param.kind == ParamKind::Index => Ok(i),
@@ -270,12 +319,10 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
                     )),
                 }
             };
-            Domain::Point {
-                z: find(z)?,
-                x: find(x)?,
-            }
+            Domain::Point(ids.iter().map(find).collect::<syn::Result<_>>()?)
         }
     };
+    let zeros = zeros(scope.dims);
     if !scope
         .params
         .iter()
@@ -295,12 +342,12 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
                 return Err(syn::Error::new(
                     d.span,
                     format!(
-                        "output field `{pname}` is never written; assign it with `{pname}[0, 0] = ...;` or declare it `in`"
+                        "output field `{pname}` is never written; assign it with `{pname}[{zeros}] = ...;` or declare it `in`"
                     ),
                 ))
             }
             ParamKind::Index => {
-                let placed = matches!(domain, Domain::Point { z, x } if z == i || x == i);
+                let placed = matches!(&domain, Domain::Point(idx) if idx.contains(&i));
                 if !placed {
                     return Err(syn::Error::new(
                         d.span,
@@ -335,7 +382,7 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
         locals: scope.locals,
         body,
         domain,
-        ndim: NDIM,
+        dims: scope.dims,
     };
     Ok((stencil, name_span))
 }
@@ -405,15 +452,19 @@ fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
     if !input.peek(syn::token::Bracket) {
         return Err(syn::Error::new(
             target.span(),
-            format!("write the output at the current point: `{tname}[0, 0] = ...;`"),
+            format!(
+                "write the output at the current point: `{tname}[{}] = ...;`",
+                zeros(scope.dims)
+            ),
         ));
     }
-    let (offset, span) = parse_offsets(input, &tname)?;
+    let (offset, span) = parse_offsets(input, &tname, scope)?;
     if offset.iter().any(|&o| o != 0) {
         return Err(syn::Error::new(
             span,
             format!(
-                "a stencil writes only the point it is at: write `{tname}[0, 0]`, not `{tname}{}`; shift the reads instead",
+                "a stencil writes only the point it is at: write `{tname}[{}]`, not `{tname}{}`; shift the reads instead",
+                zeros(scope.dims),
                 fmt_offset(&offset)
             ),
         ));
@@ -425,7 +476,10 @@ fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
         ));
     }
     if !input.peek(Token![=]) || input.peek(Token![==]) {
-        return Err(input.error(format!("expected `=` after `{tname}[0, 0]`")));
+        return Err(input.error(format!(
+            "expected `=` after `{tname}[{}]`",
+            zeros(scope.dims)
+        )));
     }
     input.parse::<Token![=]>()?;
     let value = parse_statement_expr(input, scope)?;
@@ -616,8 +670,76 @@ fn fmt_offset(offset: &[i32]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-/// Parses `[a, b]` with integer-constant offsets.
-fn parse_offsets(input: ParseStream, field: &str) -> syn::Result<(Vec<i32>, Span)> {
+/// `"0, 0"` for 2D: the centre offset of a `dims`-dimensional stencil.
+fn zeros(dims: usize) -> String {
+    vec!["0"; dims].join(", ")
+}
+
+/// `"iz, iy, ix"` for prefix `"i"` in 3D, `"dz, dx"` for `"d"` in 2D: one name per axis.
+fn axis_list(dims: usize, prefix: &str) -> String {
+    crate::ir::axes(dims)
+        .iter()
+        .map(|&a| format!("{prefix}{}", crate::ir::AXIS_NAMES[a]))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The first field access `name[...]` in a stencil body (searched through every group, in
+/// source order), as (number of offsets, its text, its span): it fixes the dimensionality.
+fn first_access(body: ParseStream, scope: &Scope) -> Option<(usize, String, Span)> {
+    use proc_macro2::{Delimiter, TokenTree};
+    fn search(ts: TokenStream, scope: &Scope) -> Option<(usize, String, Span)> {
+        let mut prev: Option<Ident> = None;
+        for tt in ts {
+            match &tt {
+                TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => {
+                    if let Some(id) = prev.take() {
+                        let name = id.to_string();
+                        let is_field = scope.param(&name).is_some_and(|i| {
+                            matches!(scope.params[i].param.kind, ParamKind::Field(_))
+                        });
+                        if is_field {
+                            let mut n = 0;
+                            let mut pending = false;
+                            for t in g.stream() {
+                                match t {
+                                    TokenTree::Punct(p) if p.as_char() == ',' => {
+                                        n += 1;
+                                        pending = false;
+                                    }
+                                    _ => pending = true,
+                                }
+                            }
+                            let dims = n + usize::from(pending);
+                            let text = format!("{name}[{}]", g.stream())
+                                .replace(" ,", ",")
+                                .replace("- ", "-");
+                            return Some((dims, text, g.span()));
+                        }
+                    }
+                    if let Some(found) = search(g.stream(), scope) {
+                        return Some(found);
+                    }
+                }
+                TokenTree::Group(g) => {
+                    prev = None;
+                    if let Some(found) = search(g.stream(), scope) {
+                        return Some(found);
+                    }
+                }
+                TokenTree::Ident(id) => prev = Some(id.clone()),
+                _ => prev = None,
+            }
+        }
+        None
+    }
+    let tokens: TokenStream = body.fork().parse().ok()?;
+    search(tokens, scope)
+}
+
+/// Parses `[a, b]` with integer-constant offsets; there must be as many as the stencil has
+/// dimensions.
+fn parse_offsets(input: ParseStream, field: &str, scope: &Scope) -> syn::Result<(Vec<i32>, Span)> {
     let content;
     let bracket = bracketed!(content in input);
     let span = bracket.span.join();
@@ -654,11 +776,19 @@ fn parse_offsets(input: ParseStream, field: &str) -> syn::Result<(Vec<i32>, Span
         }
         content.parse::<Token![,]>()?;
     }
-    if offset.len() != NDIM {
+    let d = scope.dims;
+    if offset.len() != d {
         return Err(syn::Error::new(
             span,
             format!(
-                "fields are {NDIM}D: index `{field}` with {NDIM} offsets, `{field}[dz, dx]`, e.g. `{field}[0, 0]`"
+                "this stencil is {d}D (its first field access `{}` has {d} offset{}): index \
+                 `{field}` with {d} offset{}, `{field}[{}]`, e.g. `{field}[{}]`; every field \
+                 access of one stencil has the same number of offsets",
+                scope.first_access,
+                if d == 1 { "" } else { "s" },
+                if d == 1 { "" } else { "s" },
+                axis_list(d, "d"),
+                zeros(d)
             ),
         ));
     }
@@ -865,10 +995,10 @@ fn parse_primary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
                 if !input.peek(syn::token::Bracket) {
                     return Err(syn::Error::new(
                         id.span(),
-                        format!("`{name}` is a field: read it at an offset, e.g. `{name}[0, 0]`"),
+                        format!("`{name}` is a field: read it at an offset, e.g. `{name}[{}]`", zeros(scope.dims)),
                     ));
                 }
-                let (offset, span) = parse_offsets(input, &name)?;
+                let (offset, span) = parse_offsets(input, &name, scope)?;
                 match access {
                     Access::Out => Err(syn::Error::new(
                         id.span(),
@@ -894,7 +1024,18 @@ fn parse_primary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
 }
 
 /// The derivative operators, expanded at parse time into weighted sums of taps.
-pub const DERIVATIVES: [&str; 3] = ["d2x", "d2z", "laplacian"];
+pub const DERIVATIVES: [&str; 10] = [
+    "d2x",
+    "d2y",
+    "d2z",
+    "laplacian",
+    "d1x",
+    "d1y",
+    "d1z",
+    "d2xz",
+    "d2xy",
+    "d2yz",
+];
 
 fn parse_call(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<Expr> {
     let name = id.to_string();
@@ -953,12 +1094,11 @@ fn parse_call(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<
     Ok(Expr::Call(func, args))
 }
 
-/// `d2x(p, N)`, `d2z(p, N)`, `laplacian(p, N)`: second derivatives of field `p` of even
-/// order `N` ([`crate::fd::SPACE_ORDERS`]), unscaled by `dh²`, as weighted sums of taps with Fornberg's weights
-/// ([`crate::fd`]). `d2x` runs along columns (`p[0, k]`), `d2z` along rows (`p[k, 0]`), and
-/// `laplacian` is `d2x + d2z`. Taps go from `-N/2` to `N/2`; a negative weight after the
-/// first tap becomes a subtraction, so `d2x(p, 4)` is exactly the paper's
-/// `-1/12 p[0,-2] + 4/3 p[0,-1] - 5/2 p[0,0] + 4/3 p[0,1] - 1/12 p[0,2]`.
+/// A derivative operator of field `p` of even order `N` ([`crate::fd::SPACE_ORDERS`]),
+/// unscaled by the grid spacing, as a weighted sum of taps with Fornberg's weights
+/// ([`crate::fd`]); see the module documentation for the list. `d2x` runs along x
+/// (`p[0, k]` in 2D), `d2z` along z (`p[k, 0]`), `laplacian` is `d2x + d2z` in 2D and
+/// `d2x + d2y + d2z` in 3D. Taps go from `-N/2` to `N/2` (see [`weighted_sum`]).
 fn parse_derivative(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::Result<Expr> {
     let name = id.to_string();
     let usage = format!("write `{name}(field, order)` with an `in` field and an even integer order from {MIN_ORDER} to {MAX_ORDER}, e.g. `{name}(p, 8)`");
@@ -1047,8 +1187,8 @@ fn parse_derivative(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::R
             format!("the order is not a small integer: {usage}"),
         )
     })?;
-    let weights = crate::fd::central_second_derivative_f64(value)
-        .map_err(|e| syn::Error::new(lit.span(), format!("`{name}`: {e}")))?;
+    let order_err = |e: String| syn::Error::new(lit.span(), format!("`{name}`: {e}"));
+    crate::fd::check_order(value).map_err(order_err)?;
     if content.peek(Token![,]) {
         content.parse::<Token![,]>()?;
     }
@@ -1057,30 +1197,119 @@ fn parse_derivative(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::R
             "`{name}` takes two arguments, a field and an integer-literal order: {usage}"
         )));
     }
+    let dims = scope.dims;
+    let present = crate::ir::axes(dims);
+    if let Some(&missing) = operator_axes(&name).iter().find(|a| !present.contains(a)) {
+        return Err(syn::Error::new(
+            id.span(),
+            format!(
+                "`{name}` differentiates along {}, but this stencil is {dims}D (axes {}, as in \
+                 `{}`): use operators along those axes, or index every field of a 3D stencil \
+                 as `p[dz, dy, dx]`",
+                crate::ir::AXIS_NAMES[missing],
+                present
+                    .iter()
+                    .map(|&a| crate::ir::AXIS_NAMES[a])
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                scope.first_access,
+            ),
+        ));
+    }
     scope.params[pi].used = true;
-    let m = (weights.len() - 1) as i32;
-    let along = |axis: usize| -> Expr {
-        let mut sum: Option<Expr> = None;
-        for k in -m..=m {
-            let w = weights[k.unsigned_abs() as usize];
-            let mut offset = vec![0; NDIM];
-            offset[axis] = k;
-            let read = Expr::Read { field: pi, offset };
-            sum = Some(match sum {
-                None => binary(BinOp::Mul, Expr::Lit(w), read),
-                Some(acc) if w < 0.0 => {
-                    binary(BinOp::Sub, acc, binary(BinOp::Mul, Expr::Lit(-w), read))
-                }
-                Some(acc) => binary(BinOp::Add, acc, binary(BinOp::Mul, Expr::Lit(w), read)),
-            });
-        }
-        sum.unwrap_or(Expr::Lit(0.0))
+    // A tap of `p` at the offset `zyx` (`[dz, dy, dx]`), in this stencil's dimensions.
+    let read = |zyx: [i32; 3]| Expr::Read {
+        field: pi,
+        offset: present.iter().map(|&a| zyx[a]).collect(),
     };
+    let at = |axis: usize, k: i32| {
+        let mut o = [0; 3];
+        o[axis] = k;
+        o
+    };
+    let second = |axis: usize| -> syn::Result<Expr> {
+        let w = crate::fd::central_second_derivative_f64(value).map_err(order_err)?;
+        let m = (w.len() - 1) as i32;
+        Ok(weighted_sum((-m..=m).map(|k| {
+            (w[k.unsigned_abs() as usize], read(at(axis, k)))
+        })))
+    };
+    let first = |axis: usize| -> syn::Result<Expr> {
+        let w = crate::fd::central_first_derivative(value).map_err(order_err)?;
+        let m = (w.len() / 2) as i32;
+        Ok(weighted_sum((-m..=m).map(|k| {
+            (w[(k + m) as usize].to_f64(), read(at(axis, k)))
+        })))
+    };
+    // Mixed: `slow` is the outer (slower) axis of the pair, `fast` the inner one.
+    let mixed = |slow: usize, fast: usize| -> syn::Result<Expr> {
+        let w = crate::fd::central_mixed_derivative(value).map_err(order_err)?;
+        let m = (w.len() / 2) as i32;
+        let mut terms = Vec::new();
+        for j in -m..=m {
+            for k in -m..=m {
+                let mut o = [0; 3];
+                o[slow] = j;
+                o[fast] = k;
+                terms.push((w[(j + m) as usize][(k + m) as usize].to_f64(), read(o)));
+            }
+        }
+        Ok(weighted_sum(terms))
+    };
+    let (z, y, x) = (0, 1, 2);
     Ok(match name.as_str() {
-        "d2x" => along(1),
-        "d2z" => along(0),
-        _ => binary(BinOp::Add, along(1), along(0)),
+        "d2x" => second(x)?,
+        "d2y" => second(y)?,
+        "d2z" => second(z)?,
+        "d1x" => first(x)?,
+        "d1y" => first(y)?,
+        "d1z" => first(z)?,
+        "d2xz" => mixed(z, x)?,
+        "d2xy" => mixed(y, x)?,
+        "d2yz" => mixed(z, y)?,
+        _ => {
+            // laplacian: x, then y, then z, left to right (2D: d2x + d2z).
+            let mut sum = second(x)?;
+            for &a in present.iter().rev().skip(1) {
+                sum = binary(BinOp::Add, sum, second(a)?);
+            }
+            sum
+        }
     })
+}
+
+/// The axes (0 = z, 1 = y, 2 = x) a derivative operator differentiates along; empty for
+/// `laplacian`, which sums over the axes present.
+fn operator_axes(name: &str) -> &'static [usize] {
+    match name {
+        "d2x" | "d1x" => &[2],
+        "d2y" | "d1y" => &[1],
+        "d2z" | "d1z" => &[0],
+        "d2xz" => &[2, 0],
+        "d2xy" => &[2, 1],
+        "d2yz" => &[1, 0],
+        _ => &[],
+    }
+}
+
+/// `w0 * t0 + w1 * t1 - |w2| * t2 ...`: zero weights are left out, and a negative weight
+/// after the first term becomes a subtraction, so `d2x(p, 4)` is exactly the paper's
+/// `-1/12 p[0,-2] + 4/3 p[0,-1] - 5/2 p[0,0] + 4/3 p[0,1] - 1/12 p[0,2]`.
+fn weighted_sum(terms: impl IntoIterator<Item = (f64, Expr)>) -> Expr {
+    let mut sum: Option<Expr> = None;
+    for (w, read) in terms {
+        if w == 0.0 {
+            continue;
+        }
+        sum = Some(match sum {
+            None => binary(BinOp::Mul, Expr::Lit(w), read),
+            Some(acc) if w < 0.0 => {
+                binary(BinOp::Sub, acc, binary(BinOp::Mul, Expr::Lit(-w), read))
+            }
+            Some(acc) => binary(BinOp::Add, acc, binary(BinOp::Mul, Expr::Lit(w), read)),
+        });
+    }
+    sum.unwrap_or(Expr::Lit(0.0))
 }
 
 #[cfg(test)]
@@ -1159,7 +1388,7 @@ mod tests {
             p[0, 0] = p[0, 0] + max(a, 0.0);
         }",
         );
-        assert_eq!(s.domain, Domain::Point { z: 2, x: 3 });
+        assert_eq!(s.domain, Domain::Point(vec![2, 3]));
         assert_eq!(s.locals, vec!["a".to_string()]);
         let Stmt::Let { value, .. } = &s.body[0] else {
             panic!()
@@ -1304,7 +1533,7 @@ mod tests {
         assert!(f("laplacian(u, 4)").contains("race"));
         assert!(f("laplacian(k, 4)").contains("scalar, not a field"));
         assert!(f("laplacian(p[0, 1], 4)").contains("without an offset"));
-        assert!(f("lapl(p, 4)").contains("derivative operators d2x, d2z, laplacian"));
+        assert!(f("lapl(p, 4)").contains("derivative operators d2x, d2y, d2z, laplacian, d1x"));
     }
 
     #[test]

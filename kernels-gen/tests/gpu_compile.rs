@@ -10,18 +10,33 @@ use kernels_gen::emit::c::Dialect;
 use kernels_gen::ir::Stencil;
 use std::path::{Path, PathBuf};
 
-const KERNELS: [&str; 6] = [
+const KERNELS: [&str; 10] = [
     "add_source",
     "fd_pxx",
     "fd_pzz",
     "fd_time",
     "fd_kv2",
     "fd_step_4",
+    "nd_heat1",
+    "nd_lap3",
+    "nd_mixed3",
+    "nd_point3",
 ];
 
+/// 1D and 3D stencils compiled beside the acoustic (2D) kernels.
+const ND: &str = "
+    fn nd_heat1(unew: out, u: in, r: real) { unew[0] = u[0] + r * d2x(u, 4) + d1x(u, 2); }
+    fn nd_lap3(o: out, p: in, k: real) { o[0, 0, 0] = k * laplacian(p, 8); }
+    fn nd_mixed3(o: out, p: in) { o[0, 0, 0] = d2xz(p, 4) + d2xy(p, 2) - d2yz(p, 6) + d1y(p, 2); }
+    #[at(iz, iy, ix)] fn nd_point3(u: inout, a: real, iz: index, iy: index, ix: index) { u[0, 0, 0] = u[0, 0, 0] + a; }
+";
+
+/// The acoustic kernels and the 1D/3D stencils of [`ND`].
 fn acoustic() -> Vec<Stencil> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    stencils_in_file(root.join("../runtime/src/kernels.rs")).expect("parses")
+    let mut all = stencils_in_file(root.join("../runtime/src/kernels.rs")).expect("parses");
+    all.extend(kernels_gen::parse_str(ND).expect("1D/3D stencils parse"));
+    all
 }
 
 /// The toolchain, or `None` after a visible skip (a failure when tools are required).

@@ -1,5 +1,6 @@
 //! Every name the emitters introduce is in their reserved lists, derived from the emitted
-//! code of many stencils (the acoustic kernels and a few that use every feature), not from a
+//! code of many stencils (the acoustic kernels and a few that use every feature, in 1D, 2D and
+//! 3D), not from a
 //! copy of the lists:
 //!
 //! - Rust ([`kernels_gen::emit::rust::RESERVED`], `LAUNCH_RESERVED`): every binding in the
@@ -32,7 +33,11 @@ fn stencils() -> Vec<Stencil> {
                  c[0, 0] = laplacian(q, 2) + exp(-p[0, 0]) + sin(cos(w));
              }
              fn no_taps(o: out, k: real) { o[0, 0] = k; }
-             #[at(jz, jx)] fn point(o: inout, v: real, jz: index, jx: index) { o[0, 0] = o[0, 0] + v; }",
+             #[at(jz, jx)] fn point(o: inout, v: real, jz: index, jx: index) { o[0, 0] = o[0, 0] + v; }
+             /// 1D and 3D.
+             fn heat1(o: out, u: in, r: real) { o[0] = u[0] + r * d2x(u, 2); }
+             fn lap3(o: out, p: in) { o[0, 0, 0] = laplacian(p, 4) + d2xz(p, 2); }
+             #[at(jz, jy, jx)] fn point3(o: inout, jz: index, jy: index, jx: index) { o[0, 0, 0] = 1.0; }",
         )
         .expect("parses"),
     );

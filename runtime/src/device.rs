@@ -115,20 +115,21 @@ pub struct LaunchDims {
 }
 
 /// The launch covering `grid` with blocks of `block`: enough blocks to give every point of
-/// columns `x0..x1` and rows `z0..z1` one thread; the kernels' guards idle the rest.
+/// columns `x0..x1` and rows (the `(z, y)` pairs of the region) one thread; the kernels'
+/// guards idle the rest.
 ///
 /// ```
 /// use ppstencil::device::{launch_dims, BlockSize};
 /// use ppstencil::launch::Region;
-/// let g = Region { nz: 100, nx: 70, z0: 2, z1: 98, x0: 2, x1: 68 };
+/// let g = Region { shape: [100, 1, 70], lo: [2, 0, 2], hi: [98, 1, 68] };
 /// let d = launch_dims(&g, BlockSize::default())?;
 /// assert_eq!(d.grid, [3, 12, 1]); // ceil(66 / 32), ceil(96 / 8)
 /// assert_eq!(d.block, [32, 8, 1]);
 /// # Ok::<(), ppstencil::Error>(())
 /// ```
 pub fn launch_dims(grid: &Region, block: BlockSize) -> Result<LaunchDims> {
-    let cols = grid.x1.saturating_sub(grid.x0);
-    let rows = grid.z1.saturating_sub(grid.z0);
+    let cols = grid.cols().len();
+    let rows = grid.rows();
     let bx = cols.div_ceil(block.x as usize).max(1);
     let by = rows.div_ceil(block.y as usize).max(1);
     // CUDA and HIP allow 2^31 - 1 blocks along x and MAX_GRID_Y along y.
@@ -137,7 +138,7 @@ pub fn launch_dims(grid: &Region, block: BlockSize) -> Result<LaunchDims> {
         _ => {
             return Err(Error::invalid(
                 "grid",
-                format!("{} x {}", grid.nz, grid.nx),
+                format!("{:?}", grid.shape),
                 format!(
                     "needs {bx} x {by} blocks of {} x {}; one launch has at most {MAX_GRID_Y} \
                      blocks along rows (the execution spaces launch taller domains in bands)",

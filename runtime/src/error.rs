@@ -32,8 +32,8 @@ pub enum Error {
     },
     /// Fields of different shapes were passed to one kernel launch.
     #[error(
-        "kernel `{kernel}`: field `{field}` is {found_nz} x {found_nx} but `{first}` is \
-         {nz} x {nx}; every field of one launch must have the same shape"
+        "kernel `{kernel}`: field `{field}` is {found} but `{first}` is {shape}; every field \
+         of one launch must have the same shape"
     )]
     ShapeMismatch {
         /// Kernel name.
@@ -42,18 +42,14 @@ pub enum Error {
         first: &'static str,
         /// The mismatching field.
         field: &'static str,
-        /// Reference rows.
-        nz: usize,
-        /// Reference columns.
-        nx: usize,
-        /// Rows found.
-        found_nz: usize,
-        /// Columns found.
-        found_nx: usize,
+        /// The reference shape, outermost axis first.
+        shape: crate::launch::Shape,
+        /// The shape found.
+        found: crate::launch::Shape,
     },
     /// The grid is too small for the stencil's radius.
     #[error(
-        "kernel `{kernel}` has radius {radius}: a {nz} x {nx} grid is too small; each \
+        "kernel `{kernel}` has radius {radius}: a {shape} grid is too small; each \
          dimension needs at least {min} points"
     )]
     GridTooSmall {
@@ -61,32 +57,26 @@ pub enum Error {
         kernel: &'static str,
         /// Stencil radius.
         radius: usize,
-        /// Rows.
-        nz: usize,
-        /// Columns.
-        nx: usize,
+        /// The grid, outermost axis first.
+        shape: crate::launch::Shape,
         /// Smallest allowed size (2 × radius + 1).
         min: usize,
     },
     /// A point-domain kernel was given a point too close to the border or outside the grid.
     #[error(
-        "kernel `{kernel}`: point ({iz}, {ix}) must lie at least {radius} cells inside the \
-         {nz} x {nx} grid (rows {radius}..{}, columns {radius}..{})",
-        nz.saturating_sub(*radius), nx.saturating_sub(*radius)
+        "kernel `{kernel}`: point {} must lie at least {radius} cells inside the {shape} grid \
+         ({})",
+        crate::launch::Shape::tuple(point), shape.ranges(*radius)
     )]
     PointOutOfRange {
         /// Kernel name.
         kernel: &'static str,
-        /// Row.
-        iz: usize,
-        /// Column.
-        ix: usize,
+        /// The point, outermost axis first.
+        point: Vec<usize>,
         /// Stencil radius.
         radius: usize,
-        /// Rows.
-        nz: usize,
-        /// Columns.
-        nx: usize,
+        /// The grid, outermost axis first.
+        shape: crate::launch::Shape,
     },
     /// A parameter is out of its valid range.
     #[error("invalid {param} = {value}: {valid}")]

@@ -1,9 +1,12 @@
 //! Host fields to and from NumPy `.npy` files.
 //!
-//! [`write_npy`] writes a [`HostField`] as a 2D, C-order, little-endian array of its element
-//! type (`<f4` or `<f8`), readable with `numpy.load`. [`read_npy`] reads any 2D C-order
-//! float32 or float64 `.npy` file (either byte order) and converts it to the requested element
-//! type. Errors ([`Error::File`]) name the file and the problem.
+//! [`write_npy`] writes a [`HostField`] of any dimensionality `D` (1, 2 or 3) as a
+//! `D`-dimensional, C-order, little-endian array of its element type (`<f4` or `<f8`), shape
+//! in the header, readable with `numpy.load`. [`read_npy`] reads a `D`-dimensional C-order
+//! float32 or float64 `.npy` file (either byte order) into a `D`-dimensional field (`D` from
+//! the requested type) and converts it to the requested element type; a file of another
+//! dimensionality is an error naming both. Errors ([`Error::File`]) name the file and the
+//! problem.
 //!
 //! The format is small enough to handle here without a dependency: a magic string, a version,
 //! a header length and a Python dict literal such as
@@ -16,7 +19,7 @@
 //! let f: HostField<f32> = ScalarField::from_fn(2, 3, |z, x| (10 * z + x) as f32)?;
 //! io::write_npy(&path, &f)?;
 //! let g: HostField<f64> = io::read_npy(&path)?;
-//! assert_eq!(g.shape(), (2, 3));
+//! assert_eq!(g.shape(), [2, 3]);
 //! assert_eq!(g[(1, 2)], 12.0);
 //! std::fs::remove_file(&path).ok();
 //! # Ok::<(), ppstencil::Error>(())
@@ -50,9 +53,22 @@ fn descr<T: Real>() -> Result<&'static str> {
     }
 }
 
-/// The complete header (magic, version 1.0, length, dict, padding) for an `nz × nx` array.
-fn header(descr: &str, nz: usize, nx: usize) -> Vec<u8> {
-    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({nz}, {nx}), }}");
+/// A shape as a Python tuple: `(2, 3)`, `(7,)`.
+fn tuple(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    if shape.len() == 1 {
+        format!("({},)", parts[0])
+    } else {
+        format!("({})", parts.join(", "))
+    }
+}
+
+/// The complete header (magic, version 1.0, length, dict, padding) for an array of `shape`.
+fn header(descr: &str, shape: &[usize]) -> Vec<u8> {
+    let dict = format!(
+        "{{'descr': '{descr}', 'fortran_order': False, 'shape': {}, }}",
+        tuple(shape)
+    );
     // magic (6) + version (2) + header length (2) + dict + padding + '\n', a multiple of 64.
     let unpadded = MAGIC.len() + 4 + dict.len() + 1;
     let total = unpadded.div_ceil(64) * 64;
@@ -60,7 +76,7 @@ fn header(descr: &str, nz: usize, nx: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[1, 0]);
-    // The dict of a 2D shape is far below 65535 bytes, so version 1.0 always fits.
+    // The dict of a shape of at most 3 axes is far below 65535 bytes: version 1.0 always fits.
     out.extend_from_slice(&(hlen as u16).to_le_bytes());
     out.extend_from_slice(dict.as_bytes());
     out.resize(total - 1, b' ');
@@ -68,15 +84,19 @@ fn header(descr: &str, nz: usize, nx: usize) -> Vec<u8> {
     out
 }
 
-/// Writes `field` to `path` as a 2D C-order little-endian `.npy` array of its element type
-/// (float32 for `HostField<f32>`, float64 for `HostField<f64>`), replacing any existing file.
-pub fn write_npy<T: Real>(path: impl AsRef<Path>, field: &HostField<T>) -> Result<()> {
+/// Writes `field` to `path` as a `D`-dimensional C-order little-endian `.npy` array of its
+/// element type (float32 for `HostField<f32, D>`, float64 for `HostField<f64, D>`), replacing
+/// any existing file.
+pub fn write_npy<T: Real, const D: usize>(
+    path: impl AsRef<Path>,
+    field: &HostField<T, D>,
+) -> Result<()> {
     let path = path.as_ref();
     let descr = descr::<T>()?;
     let io_err = |what: &str, e| file_error(path, what.to_string(), Some(e));
     let file = File::create(path).map_err(|e| io_err("cannot create the file", e))?;
     let mut w = BufWriter::new(file);
-    w.write_all(&header(descr, field.nz(), field.nx()))
+    w.write_all(&header(descr, &field.shape()))
         .map_err(|e| io_err("cannot write the npy header", e))?;
     let mut bytes = Vec::with_capacity(field.nx() * 8);
     for row in field.as_slice().chunks(field.nx()) {
@@ -231,16 +251,6 @@ fn parse_header(text: &str) -> std::result::Result<Header, String> {
         Some(Value::Tuple(s)) => s.clone(),
         _ => return Err("the npy header has no 'shape' tuple".to_string()),
     };
-    if shape.len() != 2 {
-        let shown: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-        return Err(format!(
-            "not a 2D array: shape ({}{}) has {} dimension{}; a field is (nz, nx)",
-            shown.join(", "),
-            if shape.len() == 1 { "," } else { "" },
-            shape.len(),
-            if shape.len() == 1 { "" } else { "s" }
-        ));
-    }
     Ok(Header {
         little_endian,
         itemsize,
@@ -248,12 +258,12 @@ fn parse_header(text: &str) -> std::result::Result<Header, String> {
     })
 }
 
-/// Reads a 2D C-order float32 or float64 `.npy` file into a host field of element type `T`
-/// (float64 data read into `f32` is rounded to nearest).
+/// Reads a `D`-dimensional C-order float32 or float64 `.npy` file into a host field of
+/// element type `T` (float64 data read into `f32` is rounded to nearest).
 ///
-/// Errors name the file and the problem: missing or unreadable, not an npy file, not 2D, not
-/// a float array, Fortran order, or fewer data bytes than the shape needs.
-pub fn read_npy<T: Real>(path: impl AsRef<Path>) -> Result<HostField<T>> {
+/// Errors name the file and the problem: missing or unreadable, not an npy file, not
+/// `D`-dimensional, not a float array, Fortran order, or fewer data bytes than the shape needs.
+pub fn read_npy<T: Real, const D: usize>(path: impl AsRef<Path>) -> Result<HostField<T, D>> {
     let path = path.as_ref();
     let mut file = File::open(path).map_err(|e| {
         let what = if e.kind() == std::io::ErrorKind::NotFound {
@@ -301,14 +311,27 @@ pub fn read_npy<T: Real>(path: impl AsRef<Path>) -> Result<HostField<T>> {
     let text = std::str::from_utf8(&bytes[start..data_start])
         .map_err(|_| file_error(path, "the npy header is not text", None))?;
     let h = parse_header(text).map_err(|problem| file_error(path, problem, None))?;
-    let (nz, nx) = (h.shape[0], h.shape[1]);
-    let count = nz
-        .checked_mul(nx)
-        .ok_or_else(|| file_error(path, format!("shape ({nz}, {nx}) is too large"), None))?;
+    let shown = tuple(&h.shape);
+    let Ok(shape) = <[usize; D]>::try_from(h.shape.as_slice()) else {
+        let n = h.shape.len();
+        return Err(file_error(
+            path,
+            format!(
+                "not a {D}D array: shape {shown} has {n} dimension{}; a {D}D field is {}",
+                if n == 1 { "" } else { "s" },
+                ["(n,)", "(nz, nx)", "(nz, ny, nx)"][D.clamp(1, 3) - 1]
+            ),
+            None,
+        ));
+    };
+    let count = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| file_error(path, format!("shape {shown} is too large"), None))?;
     if count == 0 {
         return Err(file_error(
             path,
-            format!("empty array of shape ({nz}, {nx}); a field needs at least one point"),
+            format!("empty array of shape {shown}; a field needs at least one point"),
             None,
         ));
     }
@@ -318,7 +341,7 @@ pub fn read_npy<T: Real>(path: impl AsRef<Path>) -> Result<HostField<T>> {
         return Err(file_error(
             path,
             format!(
-                "shape ({nz}, {nx}) needs {need} data bytes but the file has {}",
+                "shape {shown} needs {need} data bytes but the file has {}",
                 data.len()
             ),
             None,
@@ -336,7 +359,7 @@ pub fn read_npy<T: Real>(path: impl AsRef<Path>) -> Result<HostField<T>> {
             T::lit(v)
         })
         .collect();
-    HostField::from_vec(nz, nx, values)
+    HostField::from_vec_shape(shape, values)
 }
 
 #[cfg(test)]
@@ -364,7 +387,7 @@ mod tests {
     fn read_err(name: &str, bytes: &[u8]) -> String {
         let p = tmp(name);
         std::fs::write(&p, bytes).expect("write");
-        let e = read_npy::<f32>(&p).expect_err("must fail").to_string();
+        let e = read_npy::<f32, 2>(&p).expect_err("must fail").to_string();
         assert!(e.contains(name), "`{e}` should name the file");
         e
     }
@@ -385,6 +408,46 @@ mod tests {
         assert_eq!(b.len(), 10 + hlen + 6 * 4);
         assert_eq!(&b[10 + hlen + 4..10 + hlen + 8], &(-2.0f32).to_le_bytes());
         assert_eq!(&b[b.len() - 4..], &5.0f32.to_le_bytes());
+    }
+
+    #[test]
+    fn one_and_three_dimensional_fields_round_trip_with_their_shape() {
+        let f = HostField::<f32, 3>::from_shape_fn([2, 3, 4], |[z, y, x]| {
+            (100 * z + 10 * y + x) as f32
+        })
+        .expect("field");
+        let p = tmp("three.npy");
+        write_npy(&p, &f).expect("write");
+        let b = std::fs::read(&p).expect("read");
+        let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
+        let text = std::str::from_utf8(&b[10..10 + hlen]).expect("utf8");
+        assert!(text.contains("'shape': (2, 3, 4), }"), "{text}");
+        let g: HostField<f64, 3> = read_npy(&p).expect("read 3D");
+        assert_eq!(
+            (g.shape(), g[(1, 2, 3)], g[[0, 1, 2]]),
+            ([2, 3, 4], 123.0, 12.0)
+        );
+        // A 3D file is not a 2D field, and the error says both.
+        let e = read_npy::<f32, 2>(&p).expect_err("3D as 2D").to_string();
+        assert!(
+            e.contains("not a 2D array: shape (2, 3, 4) has 3 dimensions"),
+            "{e}"
+        );
+        let u = HostField::<f64, 1>::from_shape_fn([5], |[i]| i as f64 * 0.5).expect("field");
+        let p1 = tmp("one.npy");
+        write_npy(&p1, &u).expect("write");
+        let b = std::fs::read(&p1).expect("read");
+        let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
+        assert!(std::str::from_utf8(&b[10..10 + hlen])
+            .expect("utf8")
+            .contains("'shape': (5,), }"));
+        let v: HostField<f64, 1> = read_npy(&p1).expect("read 1D");
+        assert_eq!((v.shape(), v[4], v[(3,)]), ([5], 2.0, 1.5));
+        let e = read_npy::<f32, 3>(&p1).expect_err("1D as 3D").to_string();
+        assert!(
+            e.contains("not a 3D array: shape (5,) has 1 dimension"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -425,13 +488,15 @@ mod tests {
         let p = tmp("v2.npy");
         std::fs::write(&p, v2).expect("write");
         let f: HostField<f32> = read_npy(&p).expect("version 2");
-        assert_eq!((f.shape(), f.as_slice()), ((2, 1), &[3.0f32, 4.0][..]));
+        assert_eq!((f.shape(), f.as_slice()), ([2, 1], &[3.0f32, 4.0][..]));
     }
 
     #[test]
     fn errors_name_the_file_and_the_problem() {
         let missing = tmp("does-not-exist.npy");
-        let e = read_npy::<f32>(&missing).expect_err("missing").to_string();
+        let e = read_npy::<f32, 2>(&missing)
+            .expect_err("missing")
+            .to_string();
         assert!(
             e.contains("does-not-exist.npy") && e.contains("no such file"),
             "{e}"

@@ -2,95 +2,158 @@
 //!
 //! `stencil!` generates, for each stencil, a marker type implementing [`Stencil`] (metadata
 //! from the IR plus the host kernels) and a generic function that calls [`launch`]. `launch`
-//! checks shapes, computes the iteration [`Region`] from the radius, and hands raw buffers to
-//! [`ExecutionSpace::launch`].
+//! checks shapes, computes the iteration [`Region`] from the radii, and hands raw buffers to
+//! [`ExecutionSpace::launch`]. Every field and region is 3D here (`[nz, ny, nx]`, absent axes
+//! of size 1), so the host and device backends have one code path for 1D, 2D and 3D.
 
 use crate::{Error, ExecutionSpace, Real, Result, ScalarField};
+use std::ops::Range;
 
-/// The rectangle of points a launch computes: rows `z0..z1`, columns `x0..x1` of an
-/// `nz × nx` row-major field.
+/// The box of points a launch computes, on a field of shape `[nz, ny, nx]` (row-major, x
+/// contiguous; absent axes have size 1: a 2D field is `[nz, 1, nx]`, a 1D field `[1, 1, n]`):
+/// indices `lo[a]..hi[a]` along each axis `a` (0 = z, 1 = y, 2 = x).
+///
+/// Host kernels iterate over *rows*: a row is one `(z, y)` pair, numbered `z * ny + y`, and
+/// holds `nx` contiguous points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Region {
-    /// Rows of the field.
-    pub nz: usize,
-    /// Columns of the field.
-    pub nx: usize,
-    /// First row computed.
-    pub z0: usize,
-    /// One past the last row computed.
-    pub z1: usize,
-    /// First column computed.
-    pub x0: usize,
-    /// One past the last column computed.
-    pub x1: usize,
+    /// The field shape, `[nz, ny, nx]`.
+    pub shape: [usize; 3],
+    /// First index computed along each axis.
+    pub lo: [usize; 3],
+    /// One past the last index computed along each axis.
+    pub hi: [usize; 3],
 }
 
 impl Region {
-    /// The domain of stencil `info` on an `nz × nx` field: the interior at distance `radius`
-    /// from every border, or the single point given by `indices` for `#[at]` stencils.
+    /// The domain of stencil `info` on a field of `shape` (`[nz, ny, nx]`): the interior at
+    /// distance [`StencilInfo::radius`] (the largest offset over all axes) from the borders
+    /// of every axis the stencil has ([`StencilInfo::domain_radii`]), or the single point
+    /// given by `indices` (one per axis of the stencil, outermost first) for `#[at]` stencils.
+    ///
+    /// The margin is the same on every axis, as it always was in 2D: `fd_pzz` (which reads
+    /// only along z) leaves the first and last two columns alone too, which is what keeps the
+    /// acoustic solver's border exactly zero.
     ///
     /// ```
     /// use ppstencil::launch::{Region, Stencil};
     /// use ppstencil::kernels::FdPxx;
-    /// let g = Region::for_stencil(&FdPxx::INFO, 5, 6, &[])?;
-    /// assert_eq!((g.z0, g.z1, g.x0, g.x1), (2, 3, 2, 4));
-    /// assert!(Region::for_stencil(&FdPxx::INFO, 4, 6, &[]).is_err());
+    /// let g = Region::for_stencil(&FdPxx::INFO, [5, 1, 6], &[])?;
+    /// assert_eq!((g.lo, g.hi), ([2, 0, 2], [3, 1, 4]));
+    /// assert!(Region::for_stencil(&FdPxx::INFO, [5, 1, 4], &[]).is_err());
     /// # Ok::<(), ppstencil::Error>(())
     /// ```
-    pub fn for_stencil(
-        info: &StencilInfo,
-        nz: usize,
-        nx: usize,
-        indices: &[usize],
-    ) -> Result<Region> {
-        let r = info.radius;
+    pub fn for_stencil(info: &StencilInfo, shape: [usize; 3], indices: &[usize]) -> Result<Region> {
+        let r = info.domain_radii();
         if info.point {
-            let (iz, ix) = match indices {
-                [iz, ix] => (*iz, *ix),
-                _ => return Err(Error::arity(info.name, "index arguments")),
-            };
-            if iz < r || ix < r || iz >= nz.saturating_sub(r) || ix >= nx.saturating_sub(r) {
+            if indices.len() != info.indices.len() {
+                return Err(Error::arity(info.name, "index arguments"));
+            }
+            let mut lo = [0; 3];
+            for (&a, &i) in axes(info.dims).iter().zip(indices) {
+                lo[a] = i;
+            }
+            let inside = (0..3).all(|a| lo[a] >= r[a] && lo[a] < shape[a].saturating_sub(r[a]));
+            if !inside {
                 return Err(Error::PointOutOfRange {
                     kernel: info.name,
-                    iz,
-                    ix,
-                    radius: r,
-                    nz,
-                    nx,
+                    point: indices.to_vec(),
+                    radius: info.radius,
+                    shape: Shape::of(info.dims, shape),
                 });
             }
             return Ok(Region {
-                nz,
-                nx,
-                z0: iz,
-                z1: iz + 1,
-                x0: ix,
-                x1: ix + 1,
+                shape,
+                lo,
+                hi: lo.map(|i| i + 1),
             });
         }
-        let min = 2 * r + 1;
-        if nz < min || nx < min {
+        if (0..3).any(|a| shape[a] < 2 * r[a] + 1) {
             return Err(Error::GridTooSmall {
                 kernel: info.name,
-                radius: r,
-                nz,
-                nx,
-                min,
+                radius: info.radius,
+                shape: Shape::of(info.dims, shape),
+                min: 2 * info.radius + 1,
             });
         }
         Ok(Region {
-            nz,
-            nx,
-            z0: r,
-            z1: nz - r,
-            x0: r,
-            x1: nx - r,
+            shape,
+            lo: r,
+            hi: [0, 1, 2].map(|a| shape[a] - r[a]),
         })
     }
 
     /// Number of points computed.
     pub fn points(&self) -> usize {
-        (self.z1 - self.z0) * (self.x1 - self.x0)
+        (0..3).map(|a| self.hi[a] - self.lo[a]).product()
+    }
+
+    /// Points per row of the field, `nx`.
+    pub fn nx(&self) -> usize {
+        self.shape[2]
+    }
+
+    /// Points per z-plane of the field, `ny * nx` (`nx` in 2D).
+    pub fn plane(&self) -> usize {
+        self.shape[1] * self.shape[2]
+    }
+
+    /// The columns (x indices) computed in every row.
+    pub fn cols(&self) -> std::ops::Range<usize> {
+        self.lo[2]..self.hi[2]
+    }
+
+    /// Number of rows (`(z, y)` pairs) computed.
+    pub fn rows(&self) -> usize {
+        (self.hi[0] - self.lo[0]) * (self.hi[1] - self.lo[1])
+    }
+}
+
+/// The axes (0 = z, 1 = y, 2 = x) of a `dims`-dimensional stencil, outermost first: 1D `[x]`,
+/// 2D `[z, x]`, 3D `[z, y, x]` (kernels-gen's `ir::axes`).
+pub fn axes(dims: usize) -> &'static [usize] {
+    match dims {
+        1 => &[2],
+        2 => &[0, 2],
+        _ => &[0, 1, 2],
+    }
+}
+
+/// A field or grid shape of one to three axes, outermost first, shown as `400 x 600`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape(pub Vec<usize>);
+
+impl Shape {
+    /// The axes of a `dims`-dimensional stencil taken from an `[nz, ny, nx]` triple.
+    pub fn of(dims: usize, zyx: [usize; 3]) -> Shape {
+        Shape(axes(dims).iter().map(|&a| zyx[a]).collect())
+    }
+}
+
+impl Shape {
+    /// A point or shape as a tuple: `(3, 4)`.
+    pub fn tuple(v: &[usize]) -> String {
+        let parts: Vec<String> = v.iter().map(|n| n.to_string()).collect();
+        format!("({})", parts.join(", "))
+    }
+
+    /// The valid index ranges at distance `radius` from every border, named by axis:
+    /// `rows 2..8, columns 2..10` in 2D, `planes .., rows .., columns ..` in 3D, `points ..`
+    /// in 1D.
+    pub fn ranges(&self, radius: usize) -> String {
+        axis_words(self.0.len())
+            .iter()
+            .zip(&self.0)
+            .map(|(name, &n)| format!("{name} {radius}..{}", n.saturating_sub(radius)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|n| n.to_string()).collect();
+        f.write_str(&parts.join(" x "))
     }
 }
 
@@ -101,6 +164,12 @@ pub struct StencilInfo {
     pub name: &'static str,
     /// Largest |offset| of any read.
     pub radius: usize,
+    /// Number of dimensions (1 to 3).
+    pub dims: usize,
+    /// Largest |offset| per axis, `[rz, ry, rx]` (absent axes 0): the halo a field needs per
+    /// axis, and what the host backends size their y-blocks from. (The domain's margin is
+    /// [`radius`](Self::radius) on every axis: see [`Region::for_stencil`].)
+    pub radii: [usize; 3],
     /// Whether the stencil runs at one point (`#[at]`) rather than over the interior.
     pub point: bool,
     /// Written fields, in launch order.
@@ -129,6 +198,16 @@ pub struct StencilInfo {
 }
 
 impl StencilInfo {
+    /// The margin of the interior domain per axis `[z, y, x]`: [`radius`](Self::radius) on
+    /// every axis the stencil has, 0 on the others (whose size is 1).
+    pub fn domain_radii(&self) -> [usize; 3] {
+        let mut r = [0; 3];
+        for &a in axes(self.dims) {
+            r[a] = self.radius;
+        }
+        r
+    }
+
     /// Compulsory bytes moved per point for elements of type `T` (computed by kernels-gen
     /// from the IR; see [`bytes_per_point_f32`](Self::bytes_per_point_f32)).
     ///
@@ -189,7 +268,9 @@ pub trait Stencil {
         reals: &[T],
     ) -> Result<()>;
 
-    /// Runs the stencil over `grid` on the current rayon pool, in chunks of `chunk_rows` rows.
+    /// Runs the stencil over `grid` on the current rayon pool: the outermost axis is split
+    /// into tasks of `chunk_rows` slices each (rows in 2D, z-planes in 3D; a 1D stencil has
+    /// one slice, so it runs as one task).
     fn rayon<T: Real>(
         grid: &Region,
         outs: &mut [&mut [T]],
@@ -201,25 +282,25 @@ pub trait Stencil {
 
 /// Checks a launch and runs it on `space`. Generated stencil functions call this.
 ///
-/// Errors: fields of different shapes ([`Error::ShapeMismatch`]), a grid too small for the
-/// radius ([`Error::GridTooSmall`]), a point outside the valid range
-/// ([`Error::PointOutOfRange`]), and whatever the execution space reports.
-pub fn launch<S: Stencil, E: ExecutionSpace, T: Real>(
+/// Errors: fields of different shapes ([`Error::ShapeMismatch`]), fields whose number of
+/// dimensions `D` is not the stencil's ([`Error::InvalidParameter`]; the generated functions
+/// make this a compile error), a grid too small for the radius ([`Error::GridTooSmall`]), a
+/// point outside the valid range ([`Error::PointOutOfRange`]), and whatever the execution
+/// space reports.
+pub fn launch<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     space: &E,
-    outs: &mut [&mut ScalarField<E::Memory, T>],
-    ins: &[&ScalarField<E::Memory, T>],
+    outs: &mut [&mut ScalarField<E::Memory, T, D>],
+    ins: &[&ScalarField<E::Memory, T, D>],
     reals: &[T],
     indices: &[usize],
 ) -> Result<()> {
-    let (nz, nx) = check_fields::<S, _, T>(outs, ins, reals)?;
-    let grid = Region::for_stencil(&S::INFO, nz, nx, indices)?;
-    run_on::<S, E, T>(space, &grid, outs, ins, reals)
+    let shape = check_fields::<S, _, T, D>(outs, ins, reals)?;
+    let grid = Region::for_stencil(&S::INFO, shape, indices)?;
+    run_on::<S, E, T, D>(space, &grid, outs, ins, reals)
 }
 
-/// Runs stencil `S` on the rectangle `rows × cols` only, a part of its domain (for example
-/// the strips of an absorbing layer, or the halo rows of a sub-domain), with the checks of
-/// [`launch`]. The rectangle must lie inside the stencil's domain (the interior at distance
-/// `radius` from every border); `#[at]` stencils use [`launch`].
+/// Runs 2D stencil `S` on the rectangle `rows × cols` only: [`launch_in_region`] with
+/// `[rows, cols]`, kept for 2D callers.
 ///
 /// ```
 /// use ppstencil::kernels::FdKv2;
@@ -234,14 +315,29 @@ pub fn launch<S: Stencil, E: ExecutionSpace, T: Real>(
 /// ```
 pub fn launch_in<S: Stencil, E: ExecutionSpace, T: Real>(
     space: &E,
-    rows: std::ops::Range<usize>,
-    cols: std::ops::Range<usize>,
+    rows: Range<usize>,
+    cols: Range<usize>,
     outs: &mut [&mut ScalarField<E::Memory, T>],
     ins: &[&ScalarField<E::Memory, T>],
     reals: &[T],
 ) -> Result<()> {
+    launch_in_region::<S, E, T, 2>(space, [rows, cols], outs, ins, reals)
+}
+
+/// Runs stencil `S` on the box `region` only (one index range per axis, outermost first:
+/// `[rows, cols]` in 2D, `[planes, rows, cols]` in 3D), a part of its domain (for example the
+/// strips of an absorbing layer, or the halo of a sub-domain), with the checks of
+/// [`launch`]. The box must lie inside the stencil's domain (the interior at each axis's
+/// radius from its borders); `#[at]` stencils use [`launch`].
+pub fn launch_in_region<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
+    space: &E,
+    region: [Range<usize>; D],
+    outs: &mut [&mut ScalarField<E::Memory, T, D>],
+    ins: &[&ScalarField<E::Memory, T, D>],
+    reals: &[T],
+) -> Result<()> {
     let info = &S::INFO;
-    let (nz, nx) = check_fields::<S, _, T>(outs, ins, reals)?;
+    let shape = check_fields::<S, _, T, D>(outs, ins, reals)?;
     if info.point {
         return Err(Error::invalid(
             "launch_in",
@@ -249,75 +345,94 @@ pub fn launch_in<S: Stencil, E: ExecutionSpace, T: Real>(
             "a point (#[at]) stencil runs at its point: use its generated function",
         ));
     }
-    let domain = Region::for_stencil(info, nz, nx, &[])?;
-    let inside = domain.z0 <= rows.start
-        && rows.start <= rows.end
-        && rows.end <= domain.z1
-        && domain.x0 <= cols.start
-        && cols.start <= cols.end
-        && cols.end <= domain.x1;
+    let domain = Region::for_stencil(info, shape, &[])?;
+    let mut grid = domain;
+    for (&a, r) in axes(D).iter().zip(&region) {
+        grid.lo[a] = r.start;
+        grid.hi[a] = r.end;
+    }
+    let inside = (0..3).all(|a| {
+        domain.lo[a] <= grid.lo[a] && grid.lo[a] <= grid.hi[a] && grid.hi[a] <= domain.hi[a]
+    });
     if !inside {
+        let show = |g: &Region| {
+            axes(D)
+                .iter()
+                .zip(axis_words(D))
+                .map(|(&a, word)| format!("{word} {}..{}", g.lo[a], g.hi[a]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         return Err(Error::invalid(
             format!("region of kernel `{}`", info.name),
-            format!("rows {rows:?}, columns {cols:?}"),
+            show(&grid),
             format!(
-                "it must lie inside the stencil's domain: rows {}..{}, columns {}..{} (radius {})",
-                domain.z0, domain.z1, domain.x0, domain.x1, info.radius
+                "it must lie inside the stencil's domain: {} (radius {})",
+                show(&domain),
+                info.radius
             ),
         ));
     }
-    if rows.is_empty() || cols.is_empty() {
+    if grid.points() == 0 {
         return Ok(());
     }
-    let grid = Region {
-        z0: rows.start,
-        z1: rows.end,
-        x0: cols.start,
-        x1: cols.end,
-        ..domain
-    };
-    run_on::<S, E, T>(space, &grid, outs, ins, reals)
+    run_on::<S, E, T, D>(space, &grid, outs, ins, reals)
 }
 
-/// Checks argument counts and that every field has the first output's shape; returns it.
-fn check_fields<S: Stencil, M: crate::MemorySpace, T: Real>(
-    outs: &[&mut ScalarField<M, T>],
-    ins: &[&ScalarField<M, T>],
+/// What the axes of a `dims`-dimensional field are called in messages, outermost first.
+pub fn axis_words(dims: usize) -> &'static [&'static str] {
+    match dims {
+        1 => &["points"],
+        2 => &["rows", "columns"],
+        _ => &["planes", "rows", "columns"],
+    }
+}
+
+/// Checks argument counts, the fields' dimensionality, and that every field has the first
+/// output's shape; returns it as `[nz, ny, nx]`.
+fn check_fields<S: Stencil, M: crate::MemorySpace, T: Real, const D: usize>(
+    outs: &[&mut ScalarField<M, T, D>],
+    ins: &[&ScalarField<M, T, D>],
     reals: &[T],
-) -> Result<(usize, usize)> {
+) -> Result<[usize; 3]> {
     let info = &S::INFO;
     info.check_arity(outs.len(), ins.len(), reals.len())?;
+    if D != info.dims {
+        return Err(Error::invalid(
+            format!("fields of kernel `{}`", info.name),
+            format!("{D}D"),
+            format!("the stencil is {}D: pass {}D fields", info.dims, info.dims),
+        ));
+    }
     let Some(first) = outs.first() else {
         return Err(Error::arity(info.name, "output fields"));
     };
-    let (nz, nx) = first.shape();
+    let shape = first.shape();
     let named = outs
         .iter()
         .map(|f| f.shape())
         .zip(info.outputs.iter())
         .chain(ins.iter().map(|f| f.shape()).zip(info.inputs.iter()));
-    for ((fz, fx), name) in named {
-        if (fz, fx) != (nz, nx) {
+    for (found, name) in named {
+        if found != shape {
             return Err(Error::ShapeMismatch {
                 kernel: info.name,
                 first: info.outputs[0],
                 field: name,
-                nz,
-                nx,
-                found_nz: fz,
-                found_nx: fx,
+                shape: Shape(shape.to_vec()),
+                found: Shape(found.to_vec()),
             });
         }
     }
-    Ok((nz, nx))
+    Ok(first.zyx())
 }
 
 /// Hands the fields' buffers to the execution space.
-fn run_on<S: Stencil, E: ExecutionSpace, T: Real>(
+fn run_on<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     space: &E,
     grid: &Region,
-    outs: &mut [&mut ScalarField<E::Memory, T>],
-    ins: &[&ScalarField<E::Memory, T>],
+    outs: &mut [&mut ScalarField<E::Memory, T, D>],
+    ins: &[&ScalarField<E::Memory, T, D>],
     reals: &[T],
 ) -> Result<()> {
     let mut out_bufs: Vec<_> = outs.iter_mut().map(|f| f.buffer_mut()).collect();

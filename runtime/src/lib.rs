@@ -8,7 +8,8 @@
 //!   say where data lives: allocate, release (drop), copy, copy_from_host, copy_to_host.
 //! - **Execution spaces** ([`ExecutionSpace`]: [`Serial`], [`Rayon`], [`Cuda`], [`Hip`]) say
 //!   how code runs, and each names the one memory space it can access. Kernels take
-//!   `ScalarField<E::Memory, T>`, so data in the wrong space does not compile.
+//!   `ScalarField<E::Memory, T, D>`, so data in the wrong space (or of the wrong
+//!   dimensionality) does not compile.
 //! - **Stencils** are written once with [`stencil!`]; kernels-gen generates every backend.
 //!
 //! ## Writing a stencil
@@ -34,15 +35,45 @@
 //! # Ok::<(), ppstencil::Error>(())
 //! ```
 //!
+//! Stencils have 1, 2 or 3 dimensions, given by the number of offsets (`u[dx]`, `p[dz, dx]`,
+//! `p[dz, dy, dx]`; x is contiguous). Fields carry their dimensionality in their type,
+//! `ScalarField<M, T, D>` (`D = 2` by default), so a 3D stencil called with 2D fields does not
+//! compile:
+//!
+//! ```
+//! use ppstencil::{stencil, HostField, Rayon, ScalarField, Serial};
+//!
+//! stencil! {
+//!     /// One explicit heat step in 3D: fields are indexed `u[dz, dy, dx]`.
+//!     pub fn heat3d(unew: out, u: in, alpha: real) {
+//!         unew[0, 0, 0] = u[0, 0, 0] + alpha * laplacian(u, 2);
+//!     }
+//! }
+//!
+//! let mut u: HostField<f64, 3> = ScalarField::new_3d(9, 10, 11)?;
+//! u[(4, 5, 5)] = 1.0;
+//! let mut a: HostField<f64, 3> = ScalarField::new_3d(9, 10, 11)?;
+//! let mut b: HostField<f64, 3> = ScalarField::new_3d(9, 10, 11)?;
+//! heat3d(&Serial, &mut a, &u, 0.1)?;
+//! heat3d(&Rayon::new(), &mut b, &u, 0.1)?;
+//! assert_eq!(a.as_slice(), b.as_slice());
+//! assert!((a[(4, 5, 5)] - 0.4).abs() < 1e-12 && (a[(3, 5, 5)] - 0.1).abs() < 1e-12);
+//! assert_eq!(a.shape(), [9, 10, 11]);
+//! # Ok::<(), ppstencil::Error>(())
+//! ```
+//!
 //! Syntax: parameters are fields (`in`: read at constant offsets `f[dz, dx]`; `out`: written
 //! at `[0, 0]`; `inout`: updated in place, read only at `[0, 0]`), scalars (`real`) and grid
-//! indices (`index`, with `#[at(iz, ix)]` to run at one point). The body is `let` bindings and
-//! one assignment per output, with `+ - * /`, parentheses, and `sqrt abs exp sin cos min max`.
-//! The domain follows from the radius `r` (largest offset): rows and columns `r..n-r`; radius
-//! 0 means every point. Mistakes are compile errors that say what to write instead.
+//! indices (`index`, with `#[at(iz, ix)]` to run at one point; one index per axis). The body is
+//! `let` bindings and one assignment per output, with `+ - * /`, parentheses,
+//! `sqrt abs exp sin cos min max` and the derivative operators (`d2x d2y d2z laplacian d1x d1y
+//! d1z d2xz d2xy d2yz`). The domain follows from the radius `r` (largest offset): `r..n-r`
+//! along every axis; radius 0 means every point. Mistakes are compile errors that say what to
+//! write instead.
 //!
 //! For each stencil `name`, `stencil!` generates a generic function
-//! `name<E: ExecutionSpace, T: Real>(space: &E, fields..., scalars...) -> Result<()>` and a
+//! `name<E: ExecutionSpace, T: Real>(space: &E, fields..., scalars...) -> Result<()>` (fields
+//! of type `ScalarField<E::Memory, T, D>`, `D` the stencil's dimensionality) and a
 //! marker type (`Name`) implementing [`launch::Stencil`], whose `INFO` holds the metadata
 //! derived from the IR (radius, bytes and flops per point) and the generated source of every
 //! backend.
@@ -69,7 +100,7 @@ pub use solver as wave;
 pub use device::{Cuda, Hip, MemSpaceCuda, MemSpaceHip};
 pub use error::{Error, Mention, Param, Result, Valid};
 pub use exec::{ExecutionSpace, Rayon, Serial};
-pub use field::{HostField, ScalarField};
+pub use field::{FieldIndex, HostField, ScalarField};
 pub use memory::{HostAccessible, MemSpaceHost, MemorySpace};
 pub use real::Real;
 pub use solver::{RunStats, StepKernels, WaveConfig, WaveSimulator};
@@ -83,7 +114,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// promise); users call the generated functions and the public modules instead.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::exec::rows::{prefetch, run_rows, RowMode, RowPlan};
+    pub use crate::exec::rows::{prefetch, row_runs, run_rows, y_block, RowMode, RowPlan};
     pub use crate::launch::{launch, Region, Stencil, StencilInfo};
     pub use crate::{Error, ExecutionSpace, Real, ScalarField};
     pub use rayon;

@@ -78,7 +78,7 @@ fn check_derivative<E: ExecutionSpace>(
     expected: &[((usize, usize), f64)],
     what: &str,
 ) {
-    let (nz, nx) = p.shape();
+    let [nz, nx] = p.shape();
     let p_dev = to_space::<E, f32>(p);
     let mut out = to_space::<E, f32>(&host(nz, nx, |_, _| SENTINEL));
     kernel(space, &mut out, &p_dev).expect("kernel runs");
@@ -451,7 +451,7 @@ fn memory_round_trips<E: ExecutionSpace>(space: E) {
     let mut da = to_space::<E, f64>(&a);
     let mut db = to_space::<E, f64>(&b);
     assert_eq!(da.to_host().expect("to_host").as_slice(), a.as_slice());
-    assert_eq!(da.shape(), (4, 9));
+    assert_eq!(da.shape(), [4, 9]);
     da.swap(&mut db);
     assert_eq!(back::<E, f64>(&da), b.as_slice());
     assert_eq!(back::<E, f64>(&db), a.as_slice());

@@ -157,7 +157,7 @@ fn adversarial_names_compile_through_the_macro_and_compute_the_hand_loop() {
         let _ = writeln!(
             cpp,
             "    ppemu_launch(ppemu_dim3{{2, 2, 1}}, ppemu_dim3{{4, 4, 1}}, [&] {{ \
-             hygiene_f64({NZ}, {NX}, 1, {}, 1, {}, o, in0, in1, in2, {null:?}); }});",
+             hygiene_f64({NZ}, 1, {NX}, 1, {}, 0, 1, 1, {}, o, in0, in1, in2, {null:?}); }});",
             NZ - 1,
             NX - 1
         );
@@ -415,7 +415,6 @@ const REFUSED: &[&str] = &[
     "FdPxx",
     "M_PI",
     "grid",
-    "iz",
     "nx",
     "i",
     "n",
@@ -426,7 +425,13 @@ const REFUSED: &[&str] = &[
     "outs",
     "ins",
     "reals",
-    "domain",
+    "first_row",
+    "nth",
+    "plane",
+    "run",
+    "runs",
+    "span",
+    "z_end",
     "plan",
     "task",
     "task_len",
@@ -689,7 +694,7 @@ fn c_case<R: Num>(s: &Stencil, init: &[Vec<f64>], k: usize) -> String {
     let ty = R::C_TYPE;
     let mut c = format!("{{ // {}\n", s.name);
     let mut args = vec![format!(
-        "{NZ}, {NX}, {r}, {}, {r}, {}",
+        "{NZ}, 1, {NX}, {r}, {}, 0, 1, {r}, {}",
         NZ - s.radius(),
         NX - s.radius(),
         r = s.radius()

@@ -29,7 +29,7 @@ fn scratch() -> PathBuf {
 fn dispatch(info: &StencilInfo) -> String {
     let mut out = String::new();
     for (ty, arr, rarr) in [("f32", "F32", "R32"), ("f64", "F64", "R64")] {
-        let mut args = vec!["g[0], g[1], g[2], g[3], g[4], g[5]".to_string()];
+        let mut args = vec!["g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8]".to_string()];
         let nfields = info.outputs.len() + info.inputs.len();
         for k in 0..nfields {
             args.push(format!("{arr} + {k} * n"));
@@ -62,19 +62,19 @@ DISPATCH
     return 2;
 }
 
-// usage: kernel nz nx z0 z1 x0 x1 gx gy bx by nfields nreals in out
+// usage: kernel nz ny nx z0 z1 y0 y1 x0 x1 gx gy bx by nfields nreals in out
 int main(int argc, char **argv)
 {
-    if (argc != 16) { fprintf(stderr, "bad arguments\n"); return 2; }
+    if (argc != 19) { fprintf(stderr, "bad arguments\n"); return 2; }
     const char *kernel = argv[1];
-    long long g[6];
-    for (int k = 0; k < 6; ++k) g[k] = atoll(argv[2 + k]);
-    ppemu_dim3 grid{(unsigned)atoi(argv[8]), (unsigned)atoi(argv[9]), 1};
-    ppemu_dim3 block{(unsigned)atoi(argv[10]), (unsigned)atoi(argv[11]), 1};
-    long long nfields = atoll(argv[12]), nreals = atoll(argv[13]);
-    long long n = g[0] * g[1], total = nfields * n + nreals;
+    long long g[9];
+    for (int k = 0; k < 9; ++k) g[k] = atoll(argv[2 + k]);
+    ppemu_dim3 grid{(unsigned)atoi(argv[11]), (unsigned)atoi(argv[12]), 1};
+    ppemu_dim3 block{(unsigned)atoi(argv[13]), (unsigned)atoi(argv[14]), 1};
+    long long nfields = atoll(argv[15]), nreals = atoll(argv[16]);
+    long long n = g[0] * g[1] * g[2], total = nfields * n + nreals;
     std::vector<double> in(total);
-    FILE *f = fopen(argv[14], "rb");
+    FILE *f = fopen(argv[17], "rb");
     if (!f || fread(in.data(), sizeof(double), total, f) != (size_t)total) { fprintf(stderr, "read\n"); return 2; }
     fclose(f);
     std::vector<float> f32(nfields * n + 1), r32(nreals + 1);
@@ -87,21 +87,22 @@ int main(int argc, char **argv)
     bool single = strstr(kernel, "_f32") != nullptr;
     std::vector<double> out(nfields * n);
     for (long long k = 0; k < nfields * n; ++k) out[k] = single ? (double)f32[k] : f64[k];
-    f = fopen(argv[15], "wb");
+    f = fopen(argv[18], "wb");
     if (!f || fwrite(out.data(), sizeof(double), out.size(), f) != out.size()) { fprintf(stderr, "write\n"); return 2; }
     fclose(f);
     return 0;
 }
 "#;
 
-/// Compiles the harness around the embedded `backend` sources of every acoustic kernel.
+/// Compiles the harness around the embedded `backend` sources of every acoustic kernel and
+/// of the 1D and 3D test stencils ([`EXTRA`]).
 fn build_harness(backend: &str) -> Option<PathBuf> {
     let dir = scratch();
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let mut src = String::new();
     let _ = writeln!(src, "#include \"{}\"", shim().display());
     let mut dispatches = String::new();
-    for info in ppstencil::kernels::ALL {
+    for info in ppstencil::kernels::ALL.iter().chain(EXTRA) {
         let text = info
             .source(backend)
             .unwrap_or_else(|| panic!("{}: no {backend} source embedded", info.name));
@@ -166,9 +167,21 @@ fn check<S: Stencil, T: Real>(
     indices: &[usize],
     block: BlockSize,
 ) -> usize {
+    check_shape::<S, T>(bin, tag, [nz, 1, nx], indices, block)
+}
+
+/// [`check`] on a field of shape `[nz, ny, nx]` (`[1, 1, n]` for 1D stencils).
+fn check_shape<S: Stencil, T: Real>(
+    bin: &Path,
+    tag: &str,
+    shape: [usize; 3],
+    indices: &[usize],
+    block: BlockSize,
+) -> usize {
     let info = &S::INFO;
-    let grid = Region::for_stencil(info, nz, nx, indices).expect("valid grid");
-    let n = nz * nx;
+    let grid = Region::for_stencil(info, shape, indices).expect("valid grid");
+    let n: usize = shape.iter().product();
+    let nx = shape[2];
     let (no, ni, nr) = (info.outputs.len(), info.inputs.len(), info.reals.len());
     let fields: Vec<Vec<T>> = (0..no + ni).map(|k| values(n, 17 + k as u64)).collect();
     let reals: Vec<T> = values(nr, 99);
@@ -195,7 +208,10 @@ fn check<S: Stencil, T: Real>(
         .collect();
     std::fs::write(&input, bytes).expect("write input");
     let kernel = format!("{}_{}", info.name, T::NAME);
-    let g = [grid.nz, grid.nx, grid.z0, grid.z1, grid.x0, grid.x1];
+    let (sh, lo, hi) = (grid.shape, grid.lo, grid.hi);
+    let g = [
+        sh[0], sh[1], sh[2], lo[0], hi[0], lo[1], hi[1], lo[2], hi[2],
+    ];
     let out = Command::new(bin)
         .arg(&kernel)
         .args(g.iter().map(|v| v.to_string()))
@@ -226,7 +242,7 @@ fn check<S: Stencil, T: Real>(
             max_rel = max_rel.max(rel);
             assert!(
                 e.to_bits() == g.to_bits(),
-                "{kernel} ({tag}): field `{name}` differs at ({}, {}): serial {e:e}, GPU source {g:e}",
+                "{kernel} ({tag}): field `{name}` differs at row {}, column {}: serial {e:e}, GPU source {g:e}",
                 k / nx,
                 k % nx
             );
@@ -320,7 +336,79 @@ fn check_all(backend: &str) {
     all.sort_unstable();
     assert_eq!(checked, all, "every acoustic kernel is checked");
     assert!(points > 1000, "{points} points compared");
+
+    // 1D and 3D stencils, on shapes that are not multiples of the block.
+    let mut nd = 0;
+    for (c, &(n, bx, by)) in [(37usize, 32u32, 8u32), (100, 7, 3), (5, 1, 1)]
+        .iter()
+        .enumerate()
+    {
+        let block = BlockSize::new(bx, by).expect("block");
+        let tag = |k: &str| format!("{backend}-1d-{k}-{c}");
+        nd += check_shape::<Heat1d, f32>(&bin, &tag("heat32"), [1, 1, n], &[], block);
+        nd += check_shape::<Heat1d, f64>(&bin, &tag("heat64"), [1, 1, n], &[], block);
+        nd += check_shape::<Kick1d, f32>(&bin, &tag("kick32"), [1, 1, n], &[n / 2], block);
+    }
+    for (c, &(nz, ny, nx, bx, by)) in [
+        (11usize, 13usize, 37usize, 32u32, 8u32),
+        (9, 10, 9, 5, 3),
+        (7, 17, 12, 1, 1),
+        (12, 9, 70, 64, 2),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let block = BlockSize::new(bx, by).expect("block");
+        let tag = |k: &str| format!("{backend}-3d-{k}-{c}");
+        let shape = [nz, ny, nx];
+        nd += check_shape::<Lap3d, f32>(&bin, &tag("lap32"), shape, &[], block);
+        nd += check_shape::<Lap3d, f64>(&bin, &tag("lap64"), shape, &[], block);
+        nd += check_shape::<Mixed3d, f32>(&bin, &tag("mixed32"), shape, &[], block);
+        nd += check_shape::<Mixed3d, f64>(&bin, &tag("mixed64"), shape, &[], block);
+        nd += check_shape::<Kick3d, f64>(
+            &bin,
+            &tag("kick64"),
+            shape,
+            &[nz / 2, ny / 2, nx / 2],
+            block,
+        );
+    }
+    assert!(nd > 1000, "{nd} 1D/3D points compared");
 }
+
+ppstencil::stencil! {
+    /// 1D explicit heat step.
+    fn heat1d(unew: out, u: in, r: real) {
+        unew[0] = u[0] + r * d2x(u, 2);
+    }
+    /// 1D point update.
+    #[at(ix)]
+    fn kick1d(u: inout, a: real, ix: index) {
+        u[0] = u[0] + a;
+    }
+    /// 3D order-4 Laplacian with first derivatives along every axis.
+    fn lap3d(o: out, p: in, q: in, k: real) {
+        o[0, 0, 0] = k * laplacian(p, 4) + d1x(q, 2) - d1y(q, 4) + d1z(q, 6);
+    }
+    /// Mixed second derivatives, different orders (radii) per operator.
+    fn mixed3d(o: out, p: in) {
+        o[0, 0, 0] = d2xz(p, 2) + d2xy(p, 4) - d2yz(p, 2) + d2y(p, 6);
+    }
+    /// 3D point update.
+    #[at(iz, iy, ix)]
+    fn kick3d(u: inout, a: real, iz: index, iy: index, ix: index) {
+        u[0, 0, 0] = u[0, 0, 0] * a;
+    }
+}
+
+/// The 1D and 3D stencils above, compiled into the harness beside the acoustic kernels.
+const EXTRA: &[StencilInfo] = &[
+    Heat1d::INFO,
+    Kick1d::INFO,
+    Lap3d::INFO,
+    Mixed3d::INFO,
+    Kick3d::INFO,
+];
 
 #[test]
 fn generated_cuda_c_matches_serial_on_cpu_emulation() {
@@ -344,7 +432,7 @@ fn emulation_detects_a_missing_guard() {
     std::fs::create_dir_all(&dir).expect("dir");
     let cpp = dir.join("broken.cpp");
     let main = "int main() { static float out[6 * 40], in[6 * 40]; \
-                ppemu_launch(ppemu_dim3{2, 1, 1}, ppemu_dim3{32, 8, 1}, [&] { fd_pxx_f32(6, 40, 2, 4, 2, 38, out, in); }); \
+                ppemu_launch(ppemu_dim3{2, 1, 1}, ppemu_dim3{32, 8, 1}, [&] { fd_pxx_f32(6, 1, 40, 2, 4, 0, 1, 2, 38, out, in); }); \
                 return 0; }\n";
     std::fs::write(
         &cpp,

@@ -48,7 +48,7 @@ fn kernels_on<E: ExecutionSpace<Memory = ppstencil::MemSpaceHost>>(
     name: &str,
     f: &mut Fields,
 ) {
-    let (nz, nx) = f.p.shape();
+    let [nz, nx] = f.p.shape();
     let mut g = c.benchmark_group(format!("{name}/{nz}x{nx}"));
     g.throughput(Throughput::Elements((nz * nx) as u64));
     g.bench_function("fd_pxx", |b| {

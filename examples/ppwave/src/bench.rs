@@ -384,7 +384,7 @@ fn bench_space<E: ExecutionSpace>(
     host: &HostFields,
     repeat: usize,
 ) -> Result<(Vec<KernelRow>, Vec<StepRow>)> {
-    let (nz, nx) = host.p.shape();
+    let [nz, nx] = host.p.shape();
     let dev = |f: &HostField| ScalarField::<E::Memory>::from_host(f);
     let (p, pold, v, kv2) = (
         dev(&host.p)?,
@@ -402,7 +402,7 @@ fn bench_space<E: ExecutionSpace>(
             backend: backend.to_string(),
             threads,
             info,
-            points: Region::for_stencil(&info, nz, nx, &[])?.points(),
+            points: Region::for_stencil(&info, [nz, 1, nx], &[])?.points(),
             median_s,
             min_s,
         });
@@ -460,7 +460,7 @@ fn bench_space<E: ExecutionSpace>(
 
 /// The C reference's fused step on `threads` threads.
 fn bench_c(host: &HostFields, threads: usize, repeat: usize) -> Result<(KernelRow, StepRow)> {
-    let (nz, nx) = host.p.shape();
+    let [nz, nx] = host.p.shape();
     let mut pnew = vec![0.0f32; nz * nx];
     let (p, pold, kv2) = (host.p.as_slice(), host.pold.as_slice(), host.kv2.as_slice());
     let (median_s, min_s) = time(repeat, || {
@@ -475,7 +475,7 @@ fn bench_c(host: &HostFields, threads: usize, repeat: usize) -> Result<(KernelRo
             backend: backend.clone(),
             threads: Some(threads),
             info,
-            points: Region::for_stencil(&info, nz, nx, &[])?.points(),
+            points: Region::for_stencil(&info, [nz, 1, nx], &[])?.points(),
             median_s,
             min_s,
         },

@@ -161,7 +161,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
             let field: HostField<f64> = io::read_npy(path).map_err(|e| {
                 origin(BadInput(format!("invalid --velocity: {e}; give a 2D float32 or float64 .npy file of velocities in m/s")).into())
             })?;
-            let (nz, nx) = field.shape();
+            let [nz, nx] = field.shape();
             let model = VelocityModel::new(nz, nx, field.into_vec()).map_err(|e| {
                 origin(flag_error(e).context(BadInput(format!(
                     "--velocity {shown}: the model has a bad value"

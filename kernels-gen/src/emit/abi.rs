@@ -5,9 +5,11 @@
 //! A stencil `NAME` gives one kernel per element type, named [`kernel_symbol`]`(NAME, "f32")`
 //! = `NAME_f32` and `NAME_f64`. Its arguments, in the order of [`ARG_ORDER`]:
 //!
-//! 1. [`ArgGroup::Grid`]: six 64-bit signed integers, [`GRID_ARGS`] = `nz, nx, z0, z1, x0, x1`
-//!    (the field shape, row-major `[iz * nx + ix]`, and the rows `z0..z1` and columns `x0..x1`
-//!    to compute);
+//! 1. [`ArgGroup::Grid`]: nine 64-bit signed integers, [`GRID_ARGS`] =
+//!    `nz, ny, nx, z0, z1, y0, y1, x0, x1` (the field shape, row-major
+//!    `[(iz * ny + iy) * nx + ix]` with absent axes of size 1 — a 2D field is `nz × 1 × nx`, a
+//!    1D field `1 × 1 × n` — and the box `z0..z1 × y0..y1 × x0..x1` to compute). The same
+//!    nine for every dimensionality;
 //! 2. [`ArgGroup::Outputs`]: one device pointer per written field (`out`, `inout`), in
 //!    declaration order;
 //! 3. [`ArgGroup::Inputs`]: one device pointer per `in` field, in declaration order;
@@ -24,13 +26,13 @@ use crate::ir::Stencil;
 /// The element types every kernel is emitted for: `(symbol suffix, C type)`.
 pub const ELEMENT_TYPES: [(&str, &str); 2] = [("f32", "float"), ("f64", "double")];
 
-/// The grid arguments, in order: all six are 64-bit signed integers (`long long`).
-pub const GRID_ARGS: [&str; 6] = ["nz", "nx", "z0", "z1", "x0", "x1"];
+/// The grid arguments, in order: all nine are 64-bit signed integers (`long long`).
+pub const GRID_ARGS: [&str; 9] = ["nz", "ny", "nx", "z0", "z1", "y0", "y1", "x0", "x1"];
 
 /// A group of kernel arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgGroup {
-    /// The six integers of [`GRID_ARGS`].
+    /// The nine integers of [`GRID_ARGS`].
     Grid,
     /// Pointers to the written fields (`out`, `inout`), in declaration order.
     Outputs,
@@ -108,7 +110,7 @@ mod tests {
         let names: Vec<String> = kernel_params(&s).into_iter().map(|p| p.name).collect();
         assert_eq!(
             names,
-            ["nz", "nx", "z0", "z1", "x0", "x1", "o", "u", "a", "b", "k"]
+            ["nz", "ny", "nx", "z0", "z1", "y0", "y1", "x0", "x1", "o", "u", "a", "b", "k"]
         );
         assert_eq!(kernel_symbol("fd_pxx", "f64"), "fd_pxx_f64");
     }

@@ -21,9 +21,14 @@
 //!
 //! # Launch
 //!
-//! The launch is a 2D thread grid: `x` runs along columns (coalesced), `y` along rows. Each
-//! thread computes at most one point and returns when it lies outside `z0..z1 × x0..x1`, so any
-//! block size works and grids need not be multiples of it.
+//! One launch shape for every dimensionality: a 2D thread grid whose `x` runs along columns
+//! (`blockIdx.x * blockDim.x + threadIdx.x`, coalesced) and whose `y` runs along the *rows* of
+//! the region, a row being one `(z, y)` pair (`blockIdx.y * blockDim.y + threadIdx.y`,
+//! numbered `(iz - z0) * (y1 - y0) + (iy - y0)`; in 1D and 2D simply `iz - z0`). Each thread
+//! computes at most one point and returns when it lies outside the box, so any block size
+//! works and grids need not be multiples of it. The CUDA/HIP limit of 65,535 blocks along
+//! grid `y` is met by the runtime launching the region in bands of whole z-planes (each band
+//! a launch with its own `z0..z1`), so the ABI needs no extra row-offset argument.
 //!
 //! # Arithmetic
 //!
@@ -35,7 +40,7 @@
 
 use super::abi::{self, ArgGroup};
 use super::infix::{self, CallStyle, Syntax};
-use crate::ir::{Access, Domain, Func, Stencil, Stmt};
+use crate::ir::{zyx, Access, Domain, Func, Stencil, Stmt};
 use std::fmt::Write;
 
 /// Which GPU language to emit.
@@ -92,14 +97,20 @@ impl Dialect {
 pub const RESERVED: &[&str] = &[
     // Grid arguments (abi::GRID_ARGS) and the thread's point.
     "nz",
+    "ny",
     "nx",
     "z0",
     "z1",
+    "y0",
+    "y1",
     "x0",
     "x1",
     "ix",
+    "iy",
     "iz",
     "i",
+    "row",
+    "plane",
     // C words.
     "extern",
     "void",
@@ -216,24 +227,23 @@ impl Syntax for C<'_> {
     }
 }
 
-/// The flat index of a tap relative to the current point `i`: `i - 2 * nx + 1`.
+/// The flat index of a tap relative to the current point `i`: `i - 2 * nx + 1` in 2D,
+/// `i + plane - 3 * nx` in 3D (`plane = ny * nx`).
 fn tap_index(offset: &[i32]) -> String {
     let mut t = String::from("i");
-    let (dz, dx) = (offset[0], offset[1]);
-    let z = match dz.unsigned_abs() {
-        0 => String::new(),
-        1 => "nx".to_string(),
-        n => format!("{n} * nx"),
-    };
-    if dz > 0 {
-        t.push_str(&format!(" + {z}"));
-    } else if dz < 0 {
-        t.push_str(&format!(" - {z}"));
-    }
-    if dx > 0 {
-        t.push_str(&format!(" + {dx}"));
-    } else if dx < 0 {
-        t.push_str(&format!(" - {}", -dx));
+    let z_stride = if offset.len() == 3 { "plane" } else { "nx" };
+    for (d, stride) in zyx(offset)
+        .into_iter()
+        .zip([Some(z_stride), Some("nx"), None])
+    {
+        let term = match (d.unsigned_abs(), stride) {
+            (0, _) => continue,
+            (n, None) => n.to_string(),
+            (1, Some(st)) => st.to_string(),
+            (n, Some(st)) => format!("{n} * {st}"),
+        };
+        t.push_str(if d > 0 { " + " } else { " - " });
+        t.push_str(&term);
     }
     t
 }
@@ -252,8 +262,9 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
             ArgGroup::Reals => params.push(format!("const {cty} {name}")),
         }
     }
-    // The grid, two per line: `nz, nx`, `z0, z1`, `x0, x1`.
-    let mut lines: Vec<String> = grid.chunks(2).map(|c| c.join(", ")).collect();
+    // The grid: the shape `nz, ny, nx` on one line, then `z0, z1`, `y0, y1`, `x0, x1`.
+    let mut lines: Vec<String> = vec![grid[..3].join(", ")];
+    lines.extend(grid[3..].chunks(2).map(|c| c.join(", ")));
     lines.extend(params);
     let mut k = String::new();
     let _ = writeln!(
@@ -263,9 +274,21 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
         lines.join(",\n    ")
     );
     k.push_str("    const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
-    k.push_str("    const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;\n");
-    k.push_str("    if (ix >= x1 || iz >= z1) {\n        return;\n    }\n");
-    k.push_str("    const long long i = iz * nx + ix;\n");
+    if s.dims == 3 {
+        k.push_str("    const long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y;\n");
+        k.push_str("    const long long iz = z0 + row / (y1 - y0);\n");
+        k.push_str("    const long long iy = y0 + row % (y1 - y0);\n");
+        k.push_str("    if (ix >= x1 || iz >= z1) {\n        return;\n    }\n");
+        k.push_str("    const long long plane = ny * nx;\n");
+        k.push_str("    const long long i = (iz * ny + iy) * nx + ix;\n");
+    } else {
+        // 1D and 2D: y0 = 0, y1 = ny = 1, so a row is one z.
+        k.push_str(
+            "    const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;\n",
+        );
+        k.push_str("    if (ix >= x1 || iz >= z1) {\n        return;\n    }\n");
+        k.push_str("    const long long i = iz * nx + ix;\n");
+    }
     for st in &s.body {
         match st {
             Stmt::Let { local, value } => {
@@ -307,10 +330,11 @@ pub fn emit(s: &Stencil, dialect: Dialect) -> String {
     }
     let domain = match s.domain {
         Domain::Interior => format!(
-            "the interior, rows and columns {r}..n-{r} (radius {r})",
+            "the interior, {} {r}..n-{r} (radius {r})",
+            ["points", "rows and columns", "planes, rows and columns"][s.dims - 1],
             r = s.radius()
         ),
-        Domain::Point { .. } => "one point, given by z0 and x0".to_string(),
+        Domain::Point(_) => "one point, given by z0, y0 and x0".to_string(),
     };
     let _ = writeln!(out, "// Domain: {domain}.");
     let field_list = |idx: Vec<usize>| {
@@ -324,7 +348,7 @@ pub fn emit(s: &Stencil, dialect: Dialect) -> String {
     let inout: Vec<usize> = s.fields_with(|a| a == Access::InOut);
     let _ = writeln!(
         out,
-        "// Arguments: nz, nx, z0, z1, x0, x1; outputs: {}; inputs: {}; reals: {}.",
+        "// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: {}; inputs: {}; reals: {}.",
         field_list(s.outputs()),
         field_list(s.inputs()),
         field_list(s.reals())
@@ -338,7 +362,7 @@ pub fn emit(s: &Stencil, dialect: Dialect) -> String {
     }
     let _ = writeln!(
         out,
-        "// Launch: 2D grid, x along columns, y along rows, via {}.",
+        "// Launch: 2D grid, x along columns, y along rows ((z, y) pairs), via {}.",
         dialect.launch_api()
     );
     out.push_str(dialect.header());

@@ -41,11 +41,9 @@ pub fn print(s: &Stencil) -> String {
     for d in &s.doc {
         out.push_str(&format!("///{d}\n"));
     }
-    if let Domain::Point { z, x } = s.domain {
-        out.push_str(&format!(
-            "#[at({}, {})]\n",
-            s.params[z].name, s.params[x].name
-        ));
+    if let Domain::Point(idx) = &s.domain {
+        let names: Vec<&str> = idx.iter().map(|&p| s.params[p].name.as_str()).collect();
+        out.push_str(&format!("#[at({})]\n", names.join(", ")));
     }
     let params: Vec<String> = s
         .params
@@ -71,7 +69,7 @@ pub fn print(s: &Stencil) -> String {
             Stmt::Assign { field, value } => out.push_str(&format!(
                 "    {}[{}] = {};\n",
                 s.params[*field].name,
-                vec!["0"; s.ndim].join(", "),
+                vec!["0"; s.dims].join(", "),
                 expr(s, value)
             )),
         }
@@ -99,5 +97,23 @@ mod tests {
             printed.contains("let t = -(p[0, 1] - p[0, -1]) / (2.0 * k);"),
             "{printed}"
         );
+    }
+
+    #[test]
+    fn one_and_three_dimensional_stencils_round_trip() {
+        let src = "#[at(iz, iy, ix)] fn a(u: inout, k: real, iz: index, iy: index, ix: index) {
+                u[0, 0, 0] = u[0, 0, 0] * k;
+            }
+            fn b(o: out, p: in) { o[0, 0, 0] = laplacian(p, 4) + d2xz(p, 2) - d1y(p, 2); }
+            #[at(ix)] fn c(u: inout, ix: index) { u[0] = 1.0; }
+            fn d(o: out, p: in) { o[0] = d1x(p, 4) + p[-3]; }";
+        for first in parse_str(src).expect("parses") {
+            let printed = super::print(&first);
+            let second = parse_str(&printed).expect("printed text parses").remove(0);
+            assert_eq!(first, second, "{printed}");
+        }
+        let a = super::print(&parse_str(src).expect("parses")[0]);
+        assert!(a.starts_with("#[at(iz, iy, ix)]\n"), "{a}");
+        assert!(a.contains("u[0, 0, 0] = u[0, 0, 0] * k;"), "{a}");
     }
 }

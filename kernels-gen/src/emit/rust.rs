@@ -1,12 +1,17 @@
 //! Host Rust emitters: the serial and the rayon backend.
 //!
-//! Both share one generated *row kernel*: for one grid row it slices every distinct field tap
-//! (`p[0, -2]`, `p[0, -1]`, ...) to exactly the row's `n` points, then runs a plain
+//! Both share one generated *row kernel*: for one grid row (one `(z, y)` pair, numbered
+//! `z * ny + y`, x contiguous; the same code for 1D, 2D and 3D stencils, whose fields the
+//! runtime sees as `[nz, ny, nx]` with absent axes of size 1) it slices every distinct field
+//! tap (`p[0, -2]`, `p[-1, 0, 2]`, ...) to exactly the row's `n` points, at `base` plus the
+//! tap's offset in `plane` (`ny * nx`, 3D z), `nx` (2D z, 3D y) and 1 (x), then runs a plain
 //! `for i in 0..n` loop. Every slice has the same length, so the compiler removes the bounds
-//! checks and vectorises the loop. `rows` runs it over consecutive rows. The two backends
-//! differ only in how rows are handed out: all at once, or to rayon in chunks of rows; both
-//! wrap the call in the runtime's `run_rows`, which runs it compiled for AVX2 where the CPU
-//! has it (runtime detection; bit-identical, as Rust never contracts into FMA).
+//! checks and vectorises the loop. `rows` runs it over consecutive rows. The drivers hand out
+//! runs of consecutive rows from the runtime's `row_runs` (in 2D one run of all rows; in 3D
+//! y-blocks, then z, so the planes a stencil reads stay in cache): serial all at once, rayon
+//! in chunks of the outermost axis (rows in 2D, z-planes in 3D); both wrap the call in the
+//! runtime's `run_rows`, which runs it compiled for AVX2 where the CPU has it (runtime
+//! detection; bit-identical, as Rust never contracts into FMA).
 //!
 //! The generated code names the runtime crate only through `::ppstencil::__private`, the
 //! one interface between generated code and the runtime.
@@ -22,7 +27,7 @@
 //! unit struct (the stencils' own marker types) or a constant written in the usual case.
 
 use super::infix::{self, CallStyle, Syntax};
-use crate::ir::{Access, Domain, Expr, Func, ParamKind, Stencil, Stmt, Tap};
+use crate::ir::{zyx, Access, Domain, Expr, Func, ParamKind, Stencil, Stmt, Tap};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -33,20 +38,25 @@ pub const RESERVED: &[&str] = &[
     "base",
     "chunk_rows",
     "cols",
-    "domain",
+    "first_row",
     "grid",
     "i",
     "ins",
-    "iz",
+    "nth",
     "mode",
     "n",
     "nx",
     "outs",
     "plan",
+    "plane",
     "reals",
     "row",
+    "run",
+    "runs",
+    "span",
     "task",
     "task_len",
+    "z_end",
     "z_first",
 ];
 
@@ -120,27 +130,39 @@ fn expr(s: &Stencil, e: &Expr) -> TokenStream {
     })
 }
 
+/// The stride of each axis (z, y, x) in generated code: `plane` (`ny * nx`) for z in 3D,
+/// `nx` for z in 2D and for y, 1 for x.
+fn strides(dims: usize) -> [Option<&'static str>; 3] {
+    [
+        Some(if dims == 3 { "plane" } else { "nx" }),
+        Some("nx"),
+        None,
+    ]
+}
+
 /// The offset of a tap from `base` (the current row's first domain point) as tokens,
-/// e.g. `base - 2 * nx + 1`.
+/// e.g. `base - 2 * nx + 1` (2D) or `base + plane - 3 * nx` (3D).
 fn tap_start(tap: &Tap) -> TokenStream {
     let mut t = quote!(base);
-    let (dz, dx) = (tap.offset[0], tap.offset[1]);
-    let adz = Literal::usize_unsuffixed(dz.unsigned_abs() as usize);
-    let adx = Literal::usize_unsuffixed(dx.unsigned_abs() as usize);
-    let zterm = if dz.unsigned_abs() == 1 {
-        quote!(nx)
-    } else {
-        quote!(#adz * nx)
-    };
-    if dz > 0 {
-        t = quote!(#t + #zterm);
-    } else if dz < 0 {
-        t = quote!(#t - #zterm);
-    }
-    if dx > 0 {
-        t = quote!(#t + #adx);
-    } else if dx < 0 {
-        t = quote!(#t - #adx);
+    let dims = tap.offset.len();
+    for (d, stride) in zyx(&tap.offset).into_iter().zip(strides(dims)) {
+        let ad = Literal::usize_unsuffixed(d.unsigned_abs() as usize);
+        let term = match stride {
+            None => quote!(#ad),
+            Some(st) => {
+                let st = ident(st);
+                if d.unsigned_abs() == 1 {
+                    quote!(#st)
+                } else {
+                    quote!(#ad * #st)
+                }
+            }
+        };
+        if d > 0 {
+            t = quote!(#t + #term);
+        } else if d < 0 {
+            t = quote!(#t - #term);
+        }
     }
     t
 }
@@ -167,7 +189,8 @@ fn real_names(s: &Stencil) -> Vec<Ident> {
         .collect()
 }
 
-/// The row kernel: an associated function computing columns `grid.x0..grid.x1` of row `iz`.
+/// The row kernel: an associated function computing columns `grid.cols()` of row `row` (the
+/// row's number `z * ny + y`; `z` in 2D).
 pub fn emit_row(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
@@ -214,9 +237,9 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     let out_rows = s.outputs().into_iter().map(|p| {
         let name = ident(&s.params[p].name);
         if s.params[p].kind == ParamKind::Field(Access::InOut) {
-            quote!(let mut #name = mode.inout(&mut #name[grid.x0..grid.x1]);)
+            quote!(let mut #name = mode.inout(&mut #name[grid.cols()]);)
         } else {
-            quote!(let mut #name = mode.output(&mut #name[grid.x0..grid.x1]);)
+            quote!(let mut #name = mode.output(&mut #name[grid.cols()]);)
         }
     });
     let first = &outs[0];
@@ -232,7 +255,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
         }
     });
     let doc = format!(
-        " One row of `{}`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's \
+        " One row of `{}`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's \
          slices; inputs are whole fields. With blocking (`mode`: fields larger than the \
          last-level cache), the row is computed a few cache lines at a time: before each \
          block the data a few KiB ahead is prefetched (the leading row of each input, and \
@@ -242,14 +265,15 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     );
     let uses_base = !taps.is_empty();
     let base = if uses_base {
-        quote!(let base = iz * nx + grid.x0;)
+        quote!(let base = row * nx + grid.cols().start;)
     } else {
         quote!()
     };
-    let nx_let = if uses_base {
-        quote!(let nx = grid.nx;)
-    } else {
-        quote!()
+    let uses_plane = taps.iter().any(|t| s.dims == 3 && t.offset[0] != 0);
+    let nx_let = match (uses_base, uses_plane) {
+        (false, _) => quote!(),
+        (true, false) => quote!(let nx = grid.nx();),
+        (true, true) => quote!(let nx = grid.nx(); let plane = grid.plane();),
     };
     quote! {
         #[doc = #doc]
@@ -257,14 +281,14 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
         #[allow(clippy::too_many_arguments, clippy::needless_range_loop, unused_variables, unused_mut)]
         fn row<T: ::ppstencil::__private::Real>(
             grid: &::ppstencil::__private::Region,
-            iz: usize,
+            row: usize,
             mode: ::ppstencil::__private::RowMode<'_>,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
             #(#reals: T,)*
         ) {
             #nx_let
-            let n = grid.x1 - grid.x0;
+            let n = grid.cols().len();
             #base
             #(#out_rows)*
             #(#tap_lets)*
@@ -329,40 +353,42 @@ fn zip_chain(names: &[Ident], each: &dyn Fn(&Ident) -> TokenStream) -> TokenStre
 }
 
 /// `rows`: the row kernel over consecutive rows. The outputs are the rows' full-width slices
-/// (`k * nx` elements for `k` rows), the first of them row `z_first`.
+/// (`k * nx` elements for `k` rows), the first of them row `first_row` (numbered `z * ny + y`).
 pub fn emit_rows(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
     let reals = real_names(s);
     let pat = zip_pattern(&outs);
-    let chain = zip_chain(&outs, &|o| quote!(#o.chunks_mut(grid.nx)));
+    let chain = zip_chain(&outs, &|o| quote!(#o.chunks_mut(grid.nx())));
     quote! {
-        /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+        /// Rows `first_row..` (as many as the outputs hold): the row kernel, row after row.
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
         fn rows<T: ::ppstencil::__private::Real>(
             grid: &::ppstencil::__private::Region,
-            z_first: usize,
+            first_row: usize,
             mode: ::ppstencil::__private::RowMode<'_>,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
             #(#reals: T,)*
         ) {
-            for (row, #pat) in #chain.enumerate() {
-                Self::row(grid, z_first + row, mode, #(#outs,)* #(#ins,)* #(#reals,)*);
+            for (nth, #pat) in #chain.enumerate() {
+                Self::row(grid, first_row + nth, mode, #(#outs,)* #(#ins,)* #(#reals,)*);
             }
         }
     }
 }
 
-/// The serial driver: every row of the domain, in order, compiled for the widest vector
-/// unit the CPU has (`ppstencil::exec::vectorized`, through `run_rows`).
+/// The serial driver: every row of the domain, run by run (the runtime's `row_runs`: one run
+/// in 2D; y-blocks, then z, in 3D), compiled for the widest vector unit the CPU has
+/// (`ppstencil::exec::vectorized`, through `run_rows`).
 pub fn emit_serial(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
     let reals = real_names(s);
     let unpack = unpack(s);
     let nfields = Literal::usize_unsuffixed(outs.len() + ins.len());
+    let rz = Literal::usize_unsuffixed(s.radii()[0]);
     quote! {
         fn serial<T: ::ppstencil::__private::Real>(
             grid: &::ppstencil::__private::Region,
@@ -371,28 +397,32 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
             reals: &[T],
         ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
             #unpack
-            let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
             let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, #nfields);
+            let runs = ::ppstencil::__private::row_runs::<T>(grid, grid.lo[0]..grid.hi[0], #rz, #nfields);
             ::ppstencil::__private::run_rows(plan, |mode| {
-                Self::rows(grid, grid.z0, mode, #(&mut #outs[domain.clone()],)* #(#ins,)* #(#reals,)*)
+                for run in &runs {
+                    let span = run.start * grid.nx()..run.end * grid.nx();
+                    Self::rows(grid, run.start, mode, #(&mut #outs[span.clone()],)* #(#ins,)* #(#reals,)*);
+                }
             });
             ::std::result::Result::Ok(())
         }
     }
 }
 
-/// The rayon driver: chunks of `chunk_rows` rows run as parallel tasks, each a call of
-/// `rows` compiled for the widest vector unit.
+/// The rayon driver: the outermost axis (rows in 2D, z-planes in 3D) in chunks of
+/// `chunk_rows` slices, each a parallel task running its row runs compiled for the widest vector unit.
 pub fn emit_rayon(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
     let reals = real_names(s);
     let unpack = unpack(s);
     let nfields = Literal::usize_unsuffixed(outs.len() + ins.len());
+    let rz = Literal::usize_unsuffixed(s.radii()[0]);
     let pat = zip_pattern(&outs);
     let par = zip_chain(
         &outs,
-        &|o| quote!(#o[grid.z0 * grid.nx..grid.z1 * grid.nx].par_chunks_mut(task_len)),
+        &|o| quote!(#o[grid.lo[0] * grid.plane()..grid.hi[0] * grid.plane()].par_chunks_mut(task_len)),
     );
     quote! {
         fn rayon<T: ::ppstencil::__private::Real>(
@@ -405,12 +435,18 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
             use ::ppstencil::__private::rayon::prelude::*;
             #unpack
             let chunk_rows = chunk_rows.max(1);
-            let task_len = chunk_rows * grid.nx;
+            let task_len = chunk_rows * grid.plane();
             let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, #nfields);
             #par.enumerate().for_each(|(task, #pat)| {
-                let z_first = grid.z0 + task * chunk_rows;
+                let z_first = grid.lo[0] + task * chunk_rows;
+                let z_end = (z_first + chunk_rows).min(grid.hi[0]);
+                let base = z_first * grid.shape[1];
+                let runs = ::ppstencil::__private::row_runs::<T>(grid, z_first..z_end, #rz, #nfields);
                 ::ppstencil::__private::run_rows(plan, |mode| {
-                    Self::rows(grid, z_first, mode, #(#outs,)* #(#ins,)* #(#reals,)*)
+                    for run in &runs {
+                        let span = (run.start - base) * grid.nx()..(run.end - base) * grid.nx();
+                        Self::rows(grid, run.start, mode, #(&mut #outs[span.clone()],)* #(#ins,)* #(#reals,)*);
+                    }
                 });
             });
             ::std::result::Result::Ok(())
@@ -489,7 +525,10 @@ pub fn emit_stencil_at(
     let docs = &s.doc;
     let name = &s.name;
     let radius = s.radius();
-    let point = matches!(s.domain, Domain::Point { .. });
+    let dims = s.dims;
+    let dims_lit = Literal::usize_unsuffixed(dims);
+    let [rz, ry, rx] = s.radii().map(Literal::usize_unsuffixed);
+    let point = matches!(s.domain, Domain::Point(_));
     let names = |idx: Vec<usize>| -> Vec<String> {
         idx.into_iter().map(|p| s.params[p].name.clone()).collect()
     };
@@ -519,10 +558,10 @@ pub fn emit_stencil_at(
         let id = ident(&p.name);
         fn_params.push(match p.kind {
             ParamKind::Field(Access::In) => {
-                quote!(#id: &::ppstencil::__private::ScalarField<E::Memory, T>)
+                quote!(#id: &::ppstencil::__private::ScalarField<E::Memory, T, #dims_lit>)
             }
             ParamKind::Field(_) => {
-                quote!(#id: &mut ::ppstencil::__private::ScalarField<E::Memory, T>)
+                quote!(#id: &mut ::ppstencil::__private::ScalarField<E::Memory, T, #dims_lit>)
             }
             ParamKind::Real => quote!(#id: T),
             ParamKind::Index => quote!(#id: usize),
@@ -545,7 +584,8 @@ pub fn emit_stencil_at(
         } else if radius == 0 {
             "every point".to_string()
         } else {
-            format!("rows and columns `{radius}..n-{radius}` (radius {radius})")
+            let what = ["points", "rows and columns", "planes, rows and columns"][dims - 1];
+            format!("{what} `{radius}..n-{radius}` (radius {radius})")
         }
     );
     let type_doc = format!(" Marker type of the `{name}` stencil: its metadata and host kernels.");
@@ -564,6 +604,8 @@ pub fn emit_stencil_at(
             const INFO: ::ppstencil::__private::StencilInfo = ::ppstencil::__private::StencilInfo {
                 name: #name,
                 radius: #radius,
+                dims: #dims_lit,
+                radii: [#rz, #ry, #rx],
                 point: #point,
                 outputs: #outputs,
                 inputs: #inputs,
@@ -589,7 +631,7 @@ pub fn emit_stencil_at(
             space: &E,
             #(#fn_params),*
         ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
-            ::ppstencil::__private::launch::<#ty, E, T>(
+            ::ppstencil::__private::launch::<#ty, E, T, #dims_lit>(
                 space,
                 &mut [#(&mut *#outs),*],
                 &[#(#ins),*],
@@ -620,7 +662,7 @@ mod tests {
             "let p__m1_0 = &p[base - nx..][..n];",
             "let p__0_0 = &p[base..][..n];",
             "let p__2_0 = &p[base + 2 * nx..][..n];",
-            "let mut pzz = mode.output(&mut pzz[grid.x0..grid.x1]);",
+            "let mut pzz = mode.output(&mut pzz[grid.cols()]);",
             "for cols in pzz.blocks() {",
             "if mode.prefetch() {",
             "::ppstencil::__private::prefetch(p__2_0, cols.start);",
@@ -629,9 +671,9 @@ mod tests {
             "let mut pzz = pzz.block(cols);",
             "for i in 0..pzz.len() {",
             "pzz[i] = T::lit(-0.08333333333333333) * p__m2_0[i]",
-            "for (row, pzz) in pzz.chunks_mut(grid.nx).enumerate() {",
+            "for (nth, pzz) in pzz.chunks_mut(grid.nx()).enumerate() {",
             "let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);",
-            "|mode| { Self::rows(grid, grid.z0, mode, &mut pzz[domain.clone()], p) },",
+            "Self::rows(grid, run.start, mode, &mut pzz[span.clone()], p);",
         ] {
             assert!(src.contains(line), "missing `{line}` in:\n{src}");
         }
@@ -658,16 +700,19 @@ mod tests {
         let src = host_source(&s, "rayon");
         assert!(src.contains("par_chunks_mut(task_len)"), "{src}");
         assert!(
-            src.contains("Self::rows(grid, z_first, mode, a, b, p)"),
+            src.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains("Self::rows( grid, run.start, mode, &mut a[span.clone()], &mut b[span.clone()], p, )"),
             "{src}"
         );
         // `a` (out) may be streamed, `b` (inout) is read where it is written: never.
         assert!(
-            src.contains("let mut a = mode.output(&mut a[grid.x0..grid.x1]);"),
+            src.contains("let mut a = mode.output(&mut a[grid.cols()]);"),
             "{src}"
         );
         assert!(
-            src.contains("let mut b = mode.inout(&mut b[grid.x0..grid.x1]);"),
+            src.contains("let mut b = mode.inout(&mut b[grid.cols()]);"),
             "{src}"
         );
         assert!(src.contains("let mut a = a.block(cols.clone());"), "{src}");

@@ -1,5 +1,5 @@
 impl AddSource {
-    /// One row of `add_source`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `add_source`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -9,13 +9,13 @@ impl AddSource {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        iz: usize,
+        row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         p: &mut [T],
         value: T,
     ) {
-        let n = grid.x1 - grid.x0;
-        let mut p = mode.output(&mut p[grid.x0..grid.x1]);
+        let n = grid.cols().len();
+        let mut p = mode.output(&mut p[grid.cols()]);
         for cols in p.blocks() {
             if mode.prefetch() {
                 p.prefetch(cols.start);
@@ -26,18 +26,18 @@ impl AddSource {
             }
         }
     }
-    /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+    /// Rows `first_row..` (as many as the outputs hold): the row kernel, row after row.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn rows<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        z_first: usize,
+        first_row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         p: &mut [T],
         value: T,
     ) {
-        for (row, p) in p.chunks_mut(grid.nx).enumerate() {
-            Self::row(grid, z_first + row, mode, p, value);
+        for (nth, p) in p.chunks_mut(grid.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, p, value);
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(
@@ -64,16 +64,33 @@ impl AddSource {
             );
         };
         let chunk_rows = chunk_rows.max(1);
-        let task_len = chunk_rows * grid.nx;
+        let task_len = chunk_rows * grid.plane();
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 1);
-        p[grid.z0 * grid.nx..grid.z1 * grid.nx]
+        p[grid.lo[0] * grid.plane()..grid.hi[0] * grid.plane()]
             .par_chunks_mut(task_len)
             .enumerate()
             .for_each(|(task, p)| {
-                let z_first = grid.z0 + task * chunk_rows;
+                let z_first = grid.lo[0] + task * chunk_rows;
+                let z_end = (z_first + chunk_rows).min(grid.hi[0]);
+                let base = z_first * grid.shape[1];
+                let runs = ::ppstencil::__private::row_runs::<
+                    T,
+                >(grid, z_first..z_end, 0, 1);
                 ::ppstencil::__private::run_rows(
                     plan,
-                    |mode| { Self::rows(grid, z_first, mode, p, value) },
+                    |mode| {
+                        for run in &runs {
+                            let span = (run.start - base)
+                                * grid.nx()..(run.end - base) * grid.nx();
+                            Self::rows(
+                                grid,
+                                run.start,
+                                mode,
+                                &mut p[span.clone()],
+                                value,
+                            );
+                        }
+                    },
                 );
             });
         ::std::result::Result::Ok(())

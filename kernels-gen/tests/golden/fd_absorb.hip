@@ -4,16 +4,17 @@
 // where it leaves `pnew` unchanged). Together with the step this is the leapfrog
 // discretisation of `p_tt + η p_t = v² ∇²p` with a centred `p_t`.
 // Domain: the interior, rows and columns 0..n-0 (radius 0).
-// Arguments: nz, nx, z0, z1, x0, x1; outputs: pnew; inputs: pold, eta; reals: -.
+// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: pnew; inputs: pold, eta; reals: -.
 // Updated in place (read at the current point only): pnew.
-// Launch: 2D grid, x along columns, y along rows, via hipModuleLoadData + hipModuleLaunchKernel (HIP module API).
+// Launch: 2D grid, x along columns, y along rows ((z, y) pairs), via hipModuleLoadData + hipModuleLaunchKernel (HIP module API).
 #ifndef PPSTENCIL_PRELUDE
 #include <hip/hip_runtime.h>
 #endif
 
 extern "C" __global__ void fd_absorb_f32(
-    const long long nz, const long long nx,
+    const long long nz, const long long ny, const long long nx,
     const long long z0, const long long z1,
+    const long long y0, const long long y1,
     const long long x0, const long long x1,
     float *__restrict__ pnew_,
     const float *__restrict__ pold_,
@@ -29,8 +30,9 @@ extern "C" __global__ void fd_absorb_f32(
 }
 
 extern "C" __global__ void fd_absorb_f64(
-    const long long nz, const long long nx,
+    const long long nz, const long long ny, const long long nx,
     const long long z0, const long long z1,
+    const long long y0, const long long y1,
     const long long x0, const long long x1,
     double *__restrict__ pnew_,
     const double *__restrict__ pold_,

@@ -1,5 +1,5 @@
 impl FdAbsorb {
-    /// One row of `fd_absorb`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_absorb`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -9,16 +9,16 @@ impl FdAbsorb {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        iz: usize,
+        row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         pnew: &mut [T],
         pold: &[T],
         eta: &[T],
     ) {
-        let nx = grid.nx;
-        let n = grid.x1 - grid.x0;
-        let base = iz * nx + grid.x0;
-        let mut pnew = mode.inout(&mut pnew[grid.x0..grid.x1]);
+        let nx = grid.nx();
+        let n = grid.cols().len();
+        let base = row * nx + grid.cols().start;
+        let mut pnew = mode.inout(&mut pnew[grid.cols()]);
         let pold__0_0 = &pold[base..][..n];
         let eta__0_0 = &eta[base..][..n];
         for cols in pnew.blocks() {
@@ -36,19 +36,19 @@ impl FdAbsorb {
             }
         }
     }
-    /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+    /// Rows `first_row..` (as many as the outputs hold): the row kernel, row after row.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn rows<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        z_first: usize,
+        first_row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         pnew: &mut [T],
         pold: &[T],
         eta: &[T],
     ) {
-        for (row, pnew) in pnew.chunks_mut(grid.nx).enumerate() {
-            Self::row(grid, z_first + row, mode, pnew, pold, eta);
+        for (nth, pnew) in pnew.chunks_mut(grid.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, pnew, pold, eta);
         }
     }
     fn serial<T: ::ppstencil::__private::Real>(
@@ -72,12 +72,24 @@ impl FdAbsorb {
                 ::ppstencil::__private::Error::arity("fd_absorb", "real scalars"),
             );
         };
-        let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 3);
+        let runs = ::ppstencil::__private::row_runs::<
+            T,
+        >(grid, grid.lo[0]..grid.hi[0], 0, 3);
         ::ppstencil::__private::run_rows(
             plan,
             |mode| {
-                Self::rows(grid, grid.z0, mode, &mut pnew[domain.clone()], pold, eta)
+                for run in &runs {
+                    let span = run.start * grid.nx()..run.end * grid.nx();
+                    Self::rows(
+                        grid,
+                        run.start,
+                        mode,
+                        &mut pnew[span.clone()],
+                        pold,
+                        eta,
+                    );
+                }
             },
         );
         ::std::result::Result::Ok(())

@@ -2,15 +2,16 @@
 // `kv2 = dtdh2 v²`, computed once per model for [`fd_step_4`] (same operation order as
 // [`fd_time`], so the fused and split steps round identically).
 // Domain: the interior, rows and columns 0..n-0 (radius 0).
-// Arguments: nz, nx, z0, z1, x0, x1; outputs: kv2; inputs: v; reals: dtdh2.
-// Launch: 2D grid, x along columns, y along rows, via hipModuleLoadData + hipModuleLaunchKernel (HIP module API).
+// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: kv2; inputs: v; reals: dtdh2.
+// Launch: 2D grid, x along columns, y along rows ((z, y) pairs), via hipModuleLoadData + hipModuleLaunchKernel (HIP module API).
 #ifndef PPSTENCIL_PRELUDE
 #include <hip/hip_runtime.h>
 #endif
 
 extern "C" __global__ void fd_kv2_f32(
-    const long long nz, const long long nx,
+    const long long nz, const long long ny, const long long nx,
     const long long z0, const long long z1,
+    const long long y0, const long long y1,
     const long long x0, const long long x1,
     float *__restrict__ kv2_,
     const float *__restrict__ v_,
@@ -26,8 +27,9 @@ extern "C" __global__ void fd_kv2_f32(
 }
 
 extern "C" __global__ void fd_kv2_f64(
-    const long long nz, const long long nx,
+    const long long nz, const long long ny, const long long nx,
     const long long z0, const long long z1,
+    const long long y0, const long long y1,
     const long long x0, const long long x1,
     double *__restrict__ kv2_,
     const double *__restrict__ v_,

@@ -13,15 +13,16 @@
 // # Ok::<(), ppstencil::Error>(())
 // ```
 // Domain: the interior, rows and columns 2..n-2 (radius 2).
-// Arguments: nz, nx, z0, z1, x0, x1; outputs: pxx; inputs: p; reals: -.
-// Launch: 2D grid, x along columns, y along rows, via cuModuleLoadData + cuLaunchKernel (CUDA driver API).
+// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: pxx; inputs: p; reals: -.
+// Launch: 2D grid, x along columns, y along rows ((z, y) pairs), via cuModuleLoadData + cuLaunchKernel (CUDA driver API).
 #ifndef PPSTENCIL_PRELUDE
 #include <cuda_runtime.h>
 #endif
 
 extern "C" __global__ void fd_pxx_f32(
-    const long long nz, const long long nx,
+    const long long nz, const long long ny, const long long nx,
     const long long z0, const long long z1,
+    const long long y0, const long long y1,
     const long long x0, const long long x1,
     float *__restrict__ pxx_,
     const float *__restrict__ p_)
@@ -36,8 +37,9 @@ extern "C" __global__ void fd_pxx_f32(
 }
 
 extern "C" __global__ void fd_pxx_f64(
-    const long long nz, const long long nx,
+    const long long nz, const long long ny, const long long nx,
     const long long z0, const long long z1,
+    const long long y0, const long long y1,
     const long long x0, const long long x1,
     double *__restrict__ pxx_,
     const double *__restrict__ p_)

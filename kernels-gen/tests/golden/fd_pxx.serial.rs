@@ -1,5 +1,5 @@
 impl FdPxx {
-    /// One row of `fd_pxx`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_pxx`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -9,15 +9,15 @@ impl FdPxx {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        iz: usize,
+        row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         pxx: &mut [T],
         p: &[T],
     ) {
-        let nx = grid.nx;
-        let n = grid.x1 - grid.x0;
-        let base = iz * nx + grid.x0;
-        let mut pxx = mode.output(&mut pxx[grid.x0..grid.x1]);
+        let nx = grid.nx();
+        let n = grid.cols().len();
+        let base = row * nx + grid.cols().start;
+        let mut pxx = mode.output(&mut pxx[grid.cols()]);
         let p__0_m2 = &p[base - 2..][..n];
         let p__0_m1 = &p[base - 1..][..n];
         let p__0_0 = &p[base..][..n];
@@ -42,18 +42,18 @@ impl FdPxx {
             }
         }
     }
-    /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+    /// Rows `first_row..` (as many as the outputs hold): the row kernel, row after row.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn rows<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        z_first: usize,
+        first_row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         pxx: &mut [T],
         p: &[T],
     ) {
-        for (row, pxx) in pxx.chunks_mut(grid.nx).enumerate() {
-            Self::row(grid, z_first + row, mode, pxx, p);
+        for (nth, pxx) in pxx.chunks_mut(grid.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, pxx, p);
         }
     }
     fn serial<T: ::ppstencil::__private::Real>(
@@ -77,11 +77,18 @@ impl FdPxx {
                 ::ppstencil::__private::Error::arity("fd_pxx", "real scalars"),
             );
         };
-        let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);
+        let runs = ::ppstencil::__private::row_runs::<
+            T,
+        >(grid, grid.lo[0]..grid.hi[0], 0, 2);
         ::ppstencil::__private::run_rows(
             plan,
-            |mode| { Self::rows(grid, grid.z0, mode, &mut pxx[domain.clone()], p) },
+            |mode| {
+                for run in &runs {
+                    let span = run.start * grid.nx()..run.end * grid.nx();
+                    Self::rows(grid, run.start, mode, &mut pxx[span.clone()], p);
+                }
+            },
         );
         ::std::result::Result::Ok(())
     }

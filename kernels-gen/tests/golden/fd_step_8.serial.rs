@@ -1,5 +1,5 @@
 impl FdStep8 {
-    /// One row of `fd_step_8`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_step_8`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -9,17 +9,17 @@ impl FdStep8 {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        iz: usize,
+        row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         pnew: &mut [T],
         p: &[T],
         pold: &[T],
         kv2: &[T],
     ) {
-        let nx = grid.nx;
-        let n = grid.x1 - grid.x0;
-        let base = iz * nx + grid.x0;
-        let mut pnew = mode.output(&mut pnew[grid.x0..grid.x1]);
+        let nx = grid.nx();
+        let n = grid.cols().len();
+        let base = row * nx + grid.cols().start;
+        let mut pnew = mode.output(&mut pnew[grid.cols()]);
         let p__m4_0 = &p[base - 4 * nx..][..n];
         let p__m3_0 = &p[base - 3 * nx..][..n];
         let p__m2_0 = &p[base - 2 * nx..][..n];
@@ -86,20 +86,20 @@ impl FdStep8 {
             }
         }
     }
-    /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+    /// Rows `first_row..` (as many as the outputs hold): the row kernel, row after row.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn rows<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        z_first: usize,
+        first_row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         pnew: &mut [T],
         p: &[T],
         pold: &[T],
         kv2: &[T],
     ) {
-        for (row, pnew) in pnew.chunks_mut(grid.nx).enumerate() {
-            Self::row(grid, z_first + row, mode, pnew, p, pold, kv2);
+        for (nth, pnew) in pnew.chunks_mut(grid.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, pnew, p, pold, kv2);
         }
     }
     fn serial<T: ::ppstencil::__private::Real>(
@@ -123,12 +123,25 @@ impl FdStep8 {
                 ::ppstencil::__private::Error::arity("fd_step_8", "real scalars"),
             );
         };
-        let domain = grid.z0 * grid.nx..grid.z1 * grid.nx;
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 4);
+        let runs = ::ppstencil::__private::row_runs::<
+            T,
+        >(grid, grid.lo[0]..grid.hi[0], 4, 4);
         ::ppstencil::__private::run_rows(
             plan,
             |mode| {
-                Self::rows(grid, grid.z0, mode, &mut pnew[domain.clone()], p, pold, kv2)
+                for run in &runs {
+                    let span = run.start * grid.nx()..run.end * grid.nx();
+                    Self::rows(
+                        grid,
+                        run.start,
+                        mode,
+                        &mut pnew[span.clone()],
+                        p,
+                        pold,
+                        kv2,
+                    );
+                }
             },
         );
         ::std::result::Result::Ok(())

@@ -1,5 +1,5 @@
 impl FdTime {
-    /// One row of `fd_time`: columns `grid.x0..grid.x1` of row `iz`. Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_time`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -9,7 +9,7 @@ impl FdTime {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        iz: usize,
+        row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         pnew: &mut [T],
         p: &[T],
@@ -19,10 +19,10 @@ impl FdTime {
         pzz: &[T],
         dtdh2: T,
     ) {
-        let nx = grid.nx;
-        let n = grid.x1 - grid.x0;
-        let base = iz * nx + grid.x0;
-        let mut pnew = mode.output(&mut pnew[grid.x0..grid.x1]);
+        let nx = grid.nx();
+        let n = grid.cols().len();
+        let base = row * nx + grid.cols().start;
+        let mut pnew = mode.output(&mut pnew[grid.cols()]);
         let p__0_0 = &p[base..][..n];
         let pold__0_0 = &pold[base..][..n];
         let v__0_0 = &v[base..][..n];
@@ -49,12 +49,12 @@ impl FdTime {
             }
         }
     }
-    /// Rows `z_first..` (as many as the outputs hold): the row kernel, row after row.
+    /// Rows `first_row..` (as many as the outputs hold): the row kernel, row after row.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn rows<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        z_first: usize,
+        first_row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         pnew: &mut [T],
         p: &[T],
@@ -64,8 +64,8 @@ impl FdTime {
         pzz: &[T],
         dtdh2: T,
     ) {
-        for (row, pnew) in pnew.chunks_mut(grid.nx).enumerate() {
-            Self::row(grid, z_first + row, mode, pnew, p, pold, v, pxx, pzz, dtdh2);
+        for (nth, pnew) in pnew.chunks_mut(grid.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, pnew, p, pold, v, pxx, pzz, dtdh2);
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(
@@ -92,28 +92,37 @@ impl FdTime {
             );
         };
         let chunk_rows = chunk_rows.max(1);
-        let task_len = chunk_rows * grid.nx;
+        let task_len = chunk_rows * grid.plane();
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 6);
-        pnew[grid.z0 * grid.nx..grid.z1 * grid.nx]
+        pnew[grid.lo[0] * grid.plane()..grid.hi[0] * grid.plane()]
             .par_chunks_mut(task_len)
             .enumerate()
             .for_each(|(task, pnew)| {
-                let z_first = grid.z0 + task * chunk_rows;
+                let z_first = grid.lo[0] + task * chunk_rows;
+                let z_end = (z_first + chunk_rows).min(grid.hi[0]);
+                let base = z_first * grid.shape[1];
+                let runs = ::ppstencil::__private::row_runs::<
+                    T,
+                >(grid, z_first..z_end, 0, 6);
                 ::ppstencil::__private::run_rows(
                     plan,
                     |mode| {
-                        Self::rows(
-                            grid,
-                            z_first,
-                            mode,
-                            pnew,
-                            p,
-                            pold,
-                            v,
-                            pxx,
-                            pzz,
-                            dtdh2,
-                        )
+                        for run in &runs {
+                            let span = (run.start - base)
+                                * grid.nx()..(run.end - base) * grid.nx();
+                            Self::rows(
+                                grid,
+                                run.start,
+                                mode,
+                                &mut pnew[span.clone()],
+                                p,
+                                pold,
+                                v,
+                                pxx,
+                                pzz,
+                                dtdh2,
+                            );
+                        }
                     },
                 );
             });

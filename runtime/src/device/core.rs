@@ -368,7 +368,7 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
         ));
     }
     // Every field must cover the grid the kernel indexes.
-    let points = grid.nz.saturating_mul(grid.nx);
+    let points = grid.shape.iter().fold(1usize, |n, &d| n.saturating_mul(d));
     let lens = outs.iter().map(|b| b.len).chain(ins.iter().map(|b| b.len));
     for (len, name) in lens.zip(info.outputs.iter().chain(info.inputs.iter())) {
         crate::memory::check_copy_len(
@@ -397,32 +397,35 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
             ),
         ));
     }
-    let band = super::MAX_GRID_Y as usize * block.y as usize;
-    let mut z0 = grid.z0;
-    while z0 < grid.z1 {
-        let part = Region {
-            z0,
-            z1: grid.z1.min(z0 + band),
-            ..*grid
-        };
+    // Bands of whole z-planes: a launch covers the rows (z, y) of its band along grid.y, at
+    // most MAX_GRID_Y blocks of `block.y` rows (in 2D a plane is one row).
+    let rows_per_plane = (grid.hi[1] - grid.lo[1]).max(1);
+    let band = (super::MAX_GRID_Y as usize * block.y as usize / rows_per_plane).max(1);
+    let mut z0 = grid.lo[0];
+    while z0 < grid.hi[0] {
+        let mut part = *grid;
+        part.lo[0] = z0;
+        part.hi[0] = grid.hi[0].min(z0 + band);
         launch_one::<D, S, T>(f, &name, block, &part, outs, ins, reals)?;
         if checked {
             D::synchronize().map_err(|e| match e {
                 Error::Device { code, .. } => Error::Device {
                     call: format!(
-                        "{} kernel `{name}` (checked launch over rows {}..{}, columns {}..{})",
+                        "{} kernel `{name}` (checked launch over z {}..{}, y {}..{}, x {}..{})",
                         D::BACKEND,
-                        part.z0,
-                        part.z1,
-                        part.x0,
-                        part.x1
+                        part.lo[0],
+                        part.hi[0],
+                        part.lo[1],
+                        part.hi[1],
+                        part.lo[2],
+                        part.hi[2]
                     ),
                     code,
                 },
                 other => other,
             })?;
         }
-        z0 = part.z1;
+        z0 = part.hi[0];
     }
     Ok(())
 }
@@ -438,10 +441,11 @@ fn launch_one<D: Driver, S, T: Real>(
     reals: &[T],
 ) -> Result<()> {
     let dims = launch_dims(grid, block)?;
-    // The kernel's arguments (the convention of kernels_gen::emit::c: six 64-bit integers,
-    // one pointer per output then input, the reals as `T`), stored where they stay put until
-    // the launch returns (the driver copies them).
-    let mut ints: Vec<i64> = [grid.nz, grid.nx, grid.z0, grid.z1, grid.x0, grid.x1]
+    // The kernel's arguments (the ABI of kernels_gen::emit::abi: nine 64-bit integers
+    // nz, ny, nx, z0, z1, y0, y1, x0, x1, one pointer per output then input, the reals as
+    // `T`), stored where they stay put until the launch returns (the driver copies them).
+    let (n, lo, hi) = (grid.shape, grid.lo, grid.hi);
+    let mut ints: Vec<i64> = [n[0], n[1], n[2], lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]]
         .iter()
         .map(|&v| v as i64)
         .collect();
@@ -460,7 +464,7 @@ fn launch_one<D: Driver, S, T: Real>(
         reg.last_launch.push_str(name);
     }
     // SAFETY: the parameters follow the kernel's signature (above); every pointer is a live
-    // allocation of nz * nx elements (checked by `launch`) and the grid lies inside it.
+    // allocation of nz * ny * nx elements (checked by `launch`) and the grid lies inside it.
     unsafe { D::launch(f, &dims, &mut params) }
 }
 

@@ -560,12 +560,9 @@ fn launches_cover_exactly_the_grid_in_bands() {
     // A band boundary inside the grid: rows 2..65_539 at block height 1 → two launches.
     let (nz, nx) = (65_541, 3);
     let grid = Region {
-        nz,
-        nx,
-        z0: 2,
-        z1: nz - 2,
-        x0: 1,
-        x1: 2,
+        shape: [nz, 1, nx],
+        lo: [2, 0, 1],
+        hi: [nz - 2, 1, 2],
     };
     assert!(super::launch_dims(&grid, BlockSize::new(1, 1).expect("block")).is_err());
     fd_pxx_agrees(

@@ -93,7 +93,7 @@ impl ExecutionSpace for Serial {
 
 /// Multi-threaded execution on the host with rayon (the paper's OpenMP backend).
 ///
-/// Rows of the domain are split into chunks of rows sized for the L2 cache (see
+/// The outermost axis of the domain (rows in 2D, z-planes in 3D) is split into chunks sized for the L2 cache (see
 /// [`Rayon::chunk_rows`]); each chunk is one task.
 /// By default it uses rayon's global pool; [`Rayon::with_threads`] builds a private pool.
 #[derive(Clone, Debug, Default)]
@@ -162,12 +162,16 @@ impl Rayon {
     /// re-reads (`p[z-2..=z+2]`) stay in cache within a task, and at least [`MIN_TASK_ROWS`]
     /// (a task re-reads its `2 r` halo rows); but never fewer tasks than threads, so every
     /// thread gets work on small grids.
+    ///
+    /// A "row" here is one index of the outermost axis: a row in 2D, a z-plane in 3D (tasks
+    /// split z); a 1D field has one, so a 1D stencil runs as one task (splitting x would cut
+    /// the vectorised row loop for little gain on the sizes 1D stencils have).
     fn rows_per_task(&self, grid: &Region, fields: usize, elem_size: usize) -> usize {
         if let Some(rows) = self.chunk_rows {
             return rows.max(1);
         }
-        let rows = grid.z1 - grid.z0;
-        let row_bytes = (grid.nx * fields.max(1) * elem_size).max(1);
+        let rows = grid.hi[0] - grid.lo[0];
+        let row_bytes = (grid.plane() * fields.max(1) * elem_size).max(1);
         let cache_rows = (cache_sizes().l2 / 2 / row_bytes).max(MIN_TASK_ROWS);
         let balance_rows = rows.div_ceil(self.threads()).max(1);
         cache_rows.min(balance_rows)
@@ -202,12 +206,9 @@ pub(crate) mod tests {
     /// The domain of a radius-2 stencil on an `nz × nx` field.
     pub(crate) fn interior(nz: usize, nx: usize) -> Region {
         Region {
-            nz,
-            nx,
-            z0: 2,
-            z1: nz - 2,
-            x0: 2,
-            x1: nx - 2,
+            shape: [nz, 1, nx],
+            lo: [2, 0, 2],
+            hi: [nz - 2, 1, nx - 2],
         }
     }
 

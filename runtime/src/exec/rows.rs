@@ -1,5 +1,6 @@
-//! The row runtime of generated host kernels: the per-launch [`RowPlan`] (prefetch? stream?),
-//! [`run_rows`], which runs a task's row loops compiled for the widest vector unit, and the
+//! The row runtime of generated host kernels: the order rows are computed in ([`row_runs`],
+//! with the y-blocking of 3D launches, [`y_block`]), the per-launch [`RowPlan`] (prefetch?
+//! stream?), [`run_rows`], which runs a task's row loops compiled for the widest vector unit, and the
 //! row and block views ([`RowMode`], `RowOutput`, `OutputBlock`) through which generated
 //! loops prefetch ahead and write with non-temporal stores (fenced by `Fence`).
 //!
@@ -63,11 +64,63 @@ fn forced_switch(name: &str) -> Option<bool> {
 /// Whether `fields` fields of `T` over `grid` are larger than the last-level cache.
 fn exceeds_llc<T>(grid: &Region, fields: usize) -> bool {
     let bytes = grid
-        .nz
-        .saturating_mul(grid.nx)
+        .shape
+        .iter()
+        .fold(1usize, |n, &d| n.saturating_mul(d))
         .saturating_mul(fields)
         .saturating_mul(std::mem::size_of::<T>());
     bytes > cache_sizes().llc
+}
+
+/// Rows (numbered `z * ny + y`) per y-block of a 3D launch over `grid` by a stencil of z
+/// radius `rz` touching `fields` fields of `T`: as many as keep the `2 rz + 1` planes' rows
+/// the block reads, of every field, in a quarter of the last-level cache (room for two
+/// threads' blocks and the streams passing through), at least one. The planes are re-read
+/// from the LLC rather than L2: on a shared 2-core EPYC (1 MiB L2, 32 MiB L3), a serial f32
+/// order-8 step `2p - pold + k ∇²p` took 103 ms at 400³ with these blocks and 202 ms with
+/// whole planes, and L2-sized blocks were slower than whole planes at 256³ (45 vs 40 ms);
+/// noisy first numbers, for the 3D bench to refine (`PPSTENCIL_Y_BLOCK`). Blocking
+/// changes only the order in which points are computed, never their arithmetic.
+/// `PPSTENCIL_Y_BLOCK=N` fixes it to `N` rows (for measurements).
+pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
+    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
+    let forced = *FORCED.get_or_init(|| {
+        std::env::var("PPSTENCIL_Y_BLOCK")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&n| n > 0)
+    });
+    if let Some(n) = forced {
+        return n;
+    }
+    let row_bytes = grid.nx().max(1) * fields.max(1) * std::mem::size_of::<T>().max(1);
+    (cache_sizes().llc / 4 / ((2 * rz + 1) * row_bytes)).max(1)
+}
+
+/// The runs of consecutive rows (flat row numbers `z * ny + y`, each run contiguous in
+/// memory) that cover planes `zs` of `grid`, in the order the host backends compute them:
+/// blocks of `y_block` rows outermost, then z, then the rows of the block; adjacent runs
+/// are merged, so a 2D launch (`ny = 1`) is one run of all its rows, as before 3D existed.
+pub fn row_runs<T>(
+    grid: &Region,
+    zs: std::ops::Range<usize>,
+    rz: usize,
+    fields: usize,
+) -> Vec<std::ops::Range<usize>> {
+    let ny = grid.shape[1];
+    let block = y_block::<T>(grid, rz, fields);
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for y0 in (grid.lo[1]..grid.hi[1]).step_by(block) {
+        let y1 = (y0 + block).min(grid.hi[1]);
+        for z in zs.clone() {
+            let run = z * ny + y0..z * ny + y1;
+            match runs.last_mut() {
+                Some(last) if last.end == run.start => last.end = run.end,
+                _ => runs.push(run),
+            }
+        }
+    }
+    runs
 }
 
 /// How a launch's generated row loops run, chosen once per launch by the generated drivers

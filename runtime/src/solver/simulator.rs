@@ -395,7 +395,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
     pub fn validate(&self) -> Result<()> {
         self.config.validate_for::<T>()?;
         if let Some(v) = &self.velocity {
-            if v.shape() != (self.config.nz, self.config.nx) {
+            if v.shape() != [self.config.nz, self.config.nx] {
                 return Err(Error::invalid(
                     Param::VelocityModel,
                     format!("{} x {}", v.nz(), v.nx()),

@@ -4,7 +4,7 @@ use ppstencil::{ExecutionSpace, HostField, Rayon, Result, ScalarField, Serial};
 
 /// The 4th-order Laplacian (unscaled) of a host field, computed on `space`.
 fn laplacian<E: ExecutionSpace>(space: &E, p: &HostField) -> Result<HostField> {
-    let (nz, nx) = p.shape();
+    let [nz, nx] = p.shape();
     let p = ScalarField::<E::Memory>::from_host(p)?;
     let mut pxx = ScalarField::<E::Memory>::new(nz, nx)?;
     let mut pzz = ScalarField::<E::Memory>::new(nz, nx)?;

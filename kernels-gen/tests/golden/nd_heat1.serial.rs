@@ -1,0 +1,93 @@
+impl NdHeat1 {
+    /// One row of `nd_heat1`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    #[inline(always)]
+    #[allow(
+        clippy::too_many_arguments,
+        clippy::needless_range_loop,
+        unused_variables,
+        unused_mut
+    )]
+    fn row<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        row: usize,
+        mode: ::ppstencil::__private::RowMode<'_>,
+        unew: &mut [T],
+        u: &[T],
+        r: T,
+    ) {
+        let nx = grid.nx();
+        let n = grid.cols().len();
+        let base = row * nx + grid.cols().start;
+        let mut unew = mode.output(&mut unew[grid.cols()]);
+        let u__m1 = &u[base - 1..][..n];
+        let u__0 = &u[base..][..n];
+        let u__1 = &u[base + 1..][..n];
+        for cols in unew.blocks() {
+            if mode.prefetch() {
+                ::ppstencil::__private::prefetch(u__1, cols.start);
+                unew.prefetch(cols.start);
+            }
+            let u__m1 = &u__m1[cols.clone()];
+            let u__0 = &u__0[cols.clone()];
+            let u__1 = &u__1[cols.clone()];
+            let mut unew = unew.block(cols);
+            for i in 0..unew.len() {
+                unew[i] = u__0[i]
+                    + r
+                        * (T::lit(1.0) * u__m1[i] - T::lit(2.0) * u__0[i]
+                            + T::lit(1.0) * u__1[i]);
+            }
+        }
+    }
+    /// Rows `first_row..` (as many as the outputs hold): the row kernel, row after row.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn rows<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        first_row: usize,
+        mode: ::ppstencil::__private::RowMode<'_>,
+        unew: &mut [T],
+        u: &[T],
+        r: T,
+    ) {
+        for (nth, unew) in unew.chunks_mut(grid.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, unew, u, r);
+        }
+    }
+    fn serial<T: ::ppstencil::__private::Real>(
+        grid: &::ppstencil::__private::Region,
+        outs: &mut [&mut [T]],
+        ins: &[&[T]],
+        reals: &[T],
+    ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
+        let [unew] = outs else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("nd_heat1", "output fields"),
+            );
+        };
+        let [u] = ins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("nd_heat1", "input fields"),
+            );
+        };
+        let &[r] = reals else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("nd_heat1", "real scalars"),
+            );
+        };
+        let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);
+        let runs = ::ppstencil::__private::row_runs::<
+            T,
+        >(grid, grid.lo[0]..grid.hi[0], 0, 2);
+        ::ppstencil::__private::run_rows(
+            plan,
+            |mode| {
+                for run in &runs {
+                    let span = run.start * grid.nx()..run.end * grid.nx();
+                    Self::rows(grid, run.start, mode, &mut unew[span.clone()], u, r);
+                }
+            },
+        );
+        ::std::result::Result::Ok(())
+    }
+}
