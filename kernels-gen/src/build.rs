@@ -206,6 +206,32 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|c| c.is_file())
 }
 
+/// Whether `program` runs and says it is a compiler of `kind` (`--version` exits 0 and names
+/// clang, HIP or nvcc). A file that is on `PATH` but is not that compiler (a wrapper left by
+/// a removed package, or `/bin/false` bound over it to hide it) counts as absent.
+fn runs_as(program: &Path, kind: CompilerKind) -> bool {
+    let Ok(out) = std::process::Command::new(program)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+    else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    out.status.success()
+        && match kind {
+            CompilerKind::Nvcc => text.contains("nvcc") || text.contains("Cuda compilation"),
+            CompilerKind::Hipcc => text.contains("HIP version") || text.contains("clang version"),
+            CompilerKind::Clang => text.contains("clang version"),
+        }
+}
+
+/// `name` on `PATH` (or the path itself) when it runs as a compiler of its kind.
+fn working(name: &str) -> Option<PathBuf> {
+    on_path(name).filter(|p| runs_as(p, kind_of(p)))
+}
+
 fn clang_candidates() -> Vec<String> {
     let mut v = Vec::new();
     for n in (16..=22).rev() {
@@ -254,24 +280,21 @@ impl Toolchain {
         let var = compiler_var(dialect);
         if let Ok(p) = std::env::var(var) {
             let program = on_path(&p).ok_or_else(|| format!("{var}={p}: no such program"))?;
+            if !runs_as(&program, kind_of(&program)) {
+                return Err(format!(
+                    "{var}={p}: `{} --version` does not identify a clang, hipcc or nvcc \
+                     compiler; point {var} at one",
+                    program.display()
+                ));
+            }
             return Ok(Toolchain {
                 dialect,
                 kind: kind_of(&program),
                 program,
             });
         }
-        let vendor: &[&str] = match dialect {
-            Dialect::Cuda => &["nvcc", "/usr/local/cuda/bin/nvcc"],
-            Dialect::Hip => &["hipcc", "/opt/rocm/bin/hipcc"],
-        };
-        for c in vendor {
-            if let Some(program) = on_path(c) {
-                return Ok(Toolchain {
-                    dialect,
-                    kind: kind_of(&program),
-                    program,
-                });
-            }
+        if let Some(tc) = Self::vendor(dialect) {
+            return Ok(tc);
         }
         Self::clang(dialect).ok_or_else(|| match dialect {
             Dialect::Cuda => "no CUDA compiler found: install nvcc (CUDA toolkit) or clang >= 16 \
@@ -284,10 +307,26 @@ impl Toolchain {
         })
     }
 
+    /// The vendor compiler of `dialect` (nvcc / hipcc, on `PATH` or in its usual place), if
+    /// one runs.
+    pub fn vendor(dialect: Dialect) -> Option<Toolchain> {
+        let names: &[&str] = match dialect {
+            Dialect::Cuda => &["nvcc", "/usr/local/cuda/bin/nvcc"],
+            Dialect::Hip => &["hipcc", "/opt/rocm/bin/hipcc"],
+        };
+        names.iter().find_map(|c| {
+            working(c).map(|program| Toolchain {
+                dialect,
+                kind: kind_of(&program),
+                program,
+            })
+        })
+    }
+
     /// The newest clang >= 16 on `PATH`, for `dialect`, if any.
     pub fn clang(dialect: Dialect) -> Option<Toolchain> {
         clang_candidates().iter().find_map(|c| {
-            on_path(c).map(|program| Toolchain {
+            working(c).map(|program| Toolchain {
                 dialect,
                 program,
                 kind: CompilerKind::Clang,

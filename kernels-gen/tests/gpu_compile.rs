@@ -5,10 +5,10 @@
 //! A missing compiler is a visible skip (`SKIPPED: …` on stderr), or a failure naming the
 //! package with `PPSTENCIL_REQUIRE_GPU=1` (CI): see `kernels_gen::build::skip_missing_tool`.
 
-use kernels_gen::build::{compile_file, source_for, stencils_in_file, CompilerKind, Toolchain};
+use kernels_gen::build::{compile_file, source_for, stencils_in_file, Toolchain};
 use kernels_gen::emit::c::Dialect;
 use kernels_gen::ir::Stencil;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const KERNELS: [&str; 10] = [
     "add_source",
@@ -122,25 +122,7 @@ fn hip_archs() -> Vec<String> {
 
 #[test]
 fn hip_c_compiles_to_code_objects_with_hipcc() {
-    let hipcc = ["hipcc", "/opt/rocm/bin/hipcc"]
-        .iter()
-        .map(Path::new)
-        .find_map(|p| {
-            let found = if p.is_absolute() {
-                p.is_file().then(|| p.to_path_buf())
-            } else {
-                std::env::var_os("PATH").and_then(|path| {
-                    std::env::split_paths(&path)
-                        .map(|d| d.join(p))
-                        .find(|c| c.is_file())
-                })
-            };
-            found.map(|program| Toolchain {
-                dialect: Dialect::Hip,
-                program,
-                kind: CompilerKind::Hipcc,
-            })
-        });
+    let hipcc = Toolchain::vendor(Dialect::Hip);
     let Some(tc) = need(hipcc, "hipcc", "apt-get install hipcc libamdhip64-dev") else {
         return;
     };
