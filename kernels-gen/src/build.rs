@@ -477,6 +477,35 @@ pub fn compile_file(
     Ok(written)
 }
 
+/// The variable that turns a missing external tool (GPU compiler, g++) or device from a
+/// visible skip into a failure: `PPSTENCIL_REQUIRE_GPU=1`. CI sets it, since it installs the
+/// tools; a newcomer's `cargo test --workspace` on a machine with only Rust skips instead.
+pub const REQUIRE_VAR: &str = "PPSTENCIL_REQUIRE_GPU";
+
+/// Whether [`REQUIRE_VAR`] is set to `1`.
+pub fn tools_required() -> bool {
+    std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1")
+}
+
+/// What a test does when an external tool it needs (`what`, installed by `install`) is
+/// absent: with [`REQUIRE_VAR`]`=1` it panics naming the package; otherwise it writes a
+/// `SKIPPED:` line straight to standard error, past the test harness's capture, so the skip
+/// shows in `cargo test`'s output, and returns (the caller then returns).
+///
+/// # Panics
+/// When the tool is required, by design: a missing tool is then a test failure.
+pub fn skip_missing_tool(what: &str, install: &str) {
+    use std::io::Write;
+    if tools_required() {
+        panic!("{what} not found: install it (`{install}`); {REQUIRE_VAR}=1 requires it");
+    }
+    // Straight to fd 2: `eprintln!` inside a passing test is captured and never shown.
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: {what} not found (install it with `{install}`; {REQUIRE_VAR}=1 makes this a failure)"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,33 +550,4 @@ mod tests {
             CompilerKind::Clang
         );
     }
-}
-
-/// The variable that turns a missing external tool (GPU compiler, g++) or device from a
-/// visible skip into a failure: `PPSTENCIL_REQUIRE_GPU=1`. CI sets it, since it installs the
-/// tools; a newcomer's `cargo test --workspace` on a machine with only Rust skips instead.
-pub const REQUIRE_VAR: &str = "PPSTENCIL_REQUIRE_GPU";
-
-/// Whether [`REQUIRE_VAR`] is set to `1`.
-pub fn tools_required() -> bool {
-    std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1")
-}
-
-/// What a test does when an external tool it needs (`what`, installed by `install`) is
-/// absent: with [`REQUIRE_VAR`]`=1` it panics naming the package; otherwise it writes a
-/// `SKIPPED:` line straight to standard error, past the test harness's capture, so the skip
-/// shows in `cargo test`'s output, and returns (the caller then returns).
-///
-/// # Panics
-/// When the tool is required, by design: a missing tool is then a test failure.
-pub fn skip_missing_tool(what: &str, install: &str) {
-    use std::io::Write;
-    if tools_required() {
-        panic!("{what} not found: install it (`{install}`); {REQUIRE_VAR}=1 requires it");
-    }
-    // Straight to fd 2: `eprintln!` inside a passing test is captured and never shown.
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED: {what} not found (install it with `{install}`; {REQUIRE_VAR}=1 makes this a failure)"
-    );
 }
