@@ -66,6 +66,7 @@ pub fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
         Param::SourceX => "--src-x",
         Param::Layer => "--layer",
         Param::Threads => "--threads",
+        Param::TimeBlock => "--time-block",
         Param::SpaceOrder => "--space-order",
         Param::Absorb => "--absorb",
         Param::SourceDelay => "--source-delay",

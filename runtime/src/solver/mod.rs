@@ -32,10 +32,12 @@
 //! the time loop, results). The stencils the solver runs live in [`crate::kernels`];
 //! receivers and velocity models in [`crate::receivers`] and [`crate::model`].
 
+pub mod blocking;
 mod config;
 mod physics;
 mod simulator;
 
+pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Layer, SourceMode, StepKernels, WaveConfig};
 pub use physics::{
     absorbing_eta, cfl_limit, cfl_limit_for, check_space_order, ricker, ricker_delayed,
