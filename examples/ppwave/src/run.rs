@@ -639,6 +639,11 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "source_delay": (config.source_mode == ppstencil::wave::SourceMode::Add).then(|| config.source_delay()),
         "receivers": config.receivers.len(),
         "snapshot_every": config.snapshot_every,
+        "time_block": config.time_block.name(),
+        "time_blocking": match sim.blocking() {
+            Some(ppstencil::wave::Blocking::On(p)) => serde_json::json!({"blocked": true, "depth": p.depth, "band_rows": p.band, "what": sim.blocking().map(|b| b.to_string())}),
+            other => serde_json::json!({"blocked": false, "what": other.map(|b| b.to_string())}),
+        },
         "snapshots": frames,
         "cfl": config.cfl(),
         "cfl_limit": limit,
