@@ -60,10 +60,12 @@ fn forced_switch(name: &str) -> Option<bool> {
     }
 }
 
-/// Whether `fields` fields of `T` over `grid` are larger than the last-level cache.
+/// Whether `fields` fields of `T` over the rows `grid` computes are larger than the
+/// last-level cache: the rows of the launch, not the whole field, so that the bands of a
+/// temporally blocked step (`solver::blocking`), which the next step reads at once, stay in
+/// the cache.
 fn exceeds_llc<T>(grid: &Region, fields: usize) -> bool {
-    let bytes = grid
-        .nz
+    let bytes = (grid.z1 - grid.z0)
         .saturating_mul(grid.nx)
         .saturating_mul(fields)
         .saturating_mul(std::mem::size_of::<T>());
