@@ -49,10 +49,7 @@ fn bits<T: Real>(v: &[T]) -> Vec<u64> {
 
 /// Runs `c` unblocked and blocked on `space`; asserts the blocked run did block and that
 /// both wavefields and seismograms are equal bit for bit.
-fn same_bits<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real>(
-    space: &E,
-    c: &WaveConfig,
-) {
+fn same_bits<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real>(space: &E, c: &WaveConfig) {
     let mut off = WaveSimulator::<E, T>::with_config(
         space.clone(),
         WaveConfig {
@@ -79,7 +76,10 @@ fn same_bits<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real>(
         E::NAME,
         T::NAME
     );
-    assert!(bits(a.as_slice()) == bits(b.as_slice()), "wavefield: {what}");
+    assert!(
+        bits(a.as_slice()) == bits(b.as_slice()),
+        "wavefield: {what}"
+    );
     let (sa, sb) = (off.seismogram().unwrap(), on.seismogram().unwrap());
     assert_eq!((sa.nt, sa.nrec), (sb.nt, sb.nrec));
     assert!(
@@ -310,7 +310,10 @@ fn a_user_two_level_stencil_runs_blocked() {
             blocked(&Serial, &shape, plan, steps, alpha),
             blocked(&Rayon::with_threads(2).unwrap(), &shape, plan, steps, alpha),
         ] {
-            assert!(u.as_slice()[(nz / 3) * nx + nx / 2 + 3] > 0.0, "heat spread");
+            assert!(
+                u.as_slice()[(nz / 3) * nx + nx / 2 + 3] > 0.0,
+                "heat spread"
+            );
             assert!(
                 bits(u.as_slice()) == bits(got.as_slice()),
                 "heat blocked {plan:?}"

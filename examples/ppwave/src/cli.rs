@@ -474,9 +474,7 @@ mod text_one {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>, T: TextArg>(
-        d: D,
-    ) -> Result<Option<T>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>, T: TextArg>(d: D) -> Result<Option<T>, D::Error> {
         struct Text;
         impl serde::de::Visitor<'_> for Text {
             type Value = String;
