@@ -283,3 +283,79 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         Ok(t + k - 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::config::Layer;
+    use crate::Serial;
+
+    /// A NaN put into the field stops a blocked run at the same step, with the same words, as
+    /// the unblocked one: near the source (the source check of an inner level of a block),
+    /// at a receiver, and far away (the whole-field check at step 64, a block boundary).
+    #[test]
+    fn a_non_finite_value_stops_a_blocked_run_at_the_unblocked_step() {
+        // (grid rows, NaN row, NaN column, receivers, the error's words): 4 and 7 are inner
+        // levels of the blocks of 7 that start at step 3; (197, 197) is 339 cells from the
+        // source, so only the whole-field check at step 64 finds it.
+        for (n, z, x, receivers, want) in [
+            (
+                60,
+                20,
+                36,
+                vec![],
+                "at the source, row 20, column 35) after time step 4:",
+            ),
+            (
+                60,
+                40,
+                10,
+                vec![(5, 5), (45, 12)],
+                "at receiver row 45, column 12) after time step 7:",
+            ),
+            (200, 197, 197, vec![], "after time step 64:"),
+        ] {
+            let errors: Vec<String> = [
+                TimeBlock::Off,
+                TimeBlock::Fixed(BlockPlan { depth: 7, band: 3 }),
+            ]
+            .into_iter()
+            .map(|time_block| {
+                let config = WaveConfig {
+                    nz: n,
+                    nx: n.max(70),
+                    nt: 120,
+                    dt: 0.0005,
+                    dh: 5.0,
+                    src_z: 20,
+                    src_x: 35,
+                    fpeak: 25.0,
+                    vmin: 2000.0,
+                    layers: vec![Layer {
+                        z0: 40,
+                        z1: 60,
+                        velocity: 3500.0,
+                    }],
+                    receivers: receivers.clone(),
+                    time_block,
+                    ..WaveConfig::paper()
+                };
+                let mut sim = WaveSimulator::<Serial>::with_config(Serial, config);
+                sim.prepare().unwrap();
+                for _ in 0..3 {
+                    sim.step().unwrap();
+                }
+                sim.run.as_mut().unwrap().p[(z, x)] = f32::NAN;
+                loop {
+                    if let Err(e) = sim.step_block(sim.block_steps()) {
+                        assert!(matches!(e, Error::NonFinite { .. }), "{e}");
+                        break e.to_string();
+                    }
+                }
+            })
+            .collect();
+            assert_eq!(errors[0], errors[1], "NaN at ({z}, {x})");
+            assert!(errors[0].contains(want), "{}", errors[0]);
+        }
+    }
+}
