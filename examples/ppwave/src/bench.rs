@@ -59,7 +59,7 @@ pub struct BenchArgs {
     pub chunk_rows: Option<usize>,
     /// Temporal blocking of the blocked step measured beside the single fused step on the
     /// host backends: auto (the plan `ppwave run` would use; on a grid that fits in the
-    /// cache, blocks of 8 steps), K (steps per block), K:B (and rows per band), or off.
+    /// cache, blocks of AUTO_DEPTH = 16 steps), K (steps per block), K:B (and rows per band), or off.
     #[arg(long, default_value = "auto", value_parser = crate::cli::parse_time_block)]
     pub time_block: TimeBlock,
     /// Write the results as JSON to this file.
@@ -475,16 +475,18 @@ fn bench_space<E: ExecutionSpace>(
         let shape = step_shape(nz, nx)?;
         let mut level = 0;
         let (block_s, block_min) = time(repeat, || {
-            wavefront(&shape, &plan, plan.depth, |j, band| {
-                let (out, ins) = ring_split(&mut ring, (level + j + 2) % 3);
-                launch_in::<kernels::FdStep4, E, f32>(
-                    space,
-                    band,
-                    shape.radius..nx - shape.radius,
-                    &mut [out],
-                    &[ins[0], ins[1], &kv2],
-                    &[],
-                )
+            space.install(|| {
+                wavefront(&shape, &plan, plan.depth, |j, band| {
+                    let (out, ins) = ring_split(&mut ring, (level + j + 2) % 3);
+                    launch_in::<kernels::FdStep4, E, f32>(
+                        space,
+                        band,
+                        shape.radius..nx - shape.radius,
+                        &mut [out],
+                        &[ins[0], ins[1], &kv2],
+                        &[],
+                    )
+                })
             })?;
             level += plan.depth;
             Ok(sync()?)

@@ -160,9 +160,9 @@ pub struct BlockPlan {
     pub band: usize,
 }
 
-/// Steps per block chosen by [`BlockPlan::auto`]: enough to divide the memory traffic by 8,
+/// Steps per block chosen by [`BlockPlan::auto`]: enough to divide the memory traffic by 16,
 /// while the wavefront's rows stay a small part of the cache even at order 16.
-pub const AUTO_DEPTH: usize = 8;
+pub const AUTO_DEPTH: usize = 16;
 
 /// Rows per band chosen by [`BlockPlan::auto`] when the cache allows it: large enough that a
 /// launch's fork-join costs little next to its work and the band's halo (`2 r` rows) is
@@ -438,7 +438,13 @@ mod tests {
             ..shape(2, 3, 2..1749)
         };
         let plan = BlockPlan::auto(&paper, 1751, llc).unwrap();
-        assert_eq!(plan, BlockPlan { depth: 8, band: 32 });
+        assert_eq!(
+            plan,
+            BlockPlan {
+                depth: 16,
+                band: 32
+            }
+        );
         assert!(plan.rows_in_flight(&paper) * paper.row_bytes <= llc / 4);
         // Rows so wide that even a minimal wavefront exceeds the cache: unblocked.
         let wide = StepShape {

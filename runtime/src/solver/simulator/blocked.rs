@@ -205,53 +205,57 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         let mut at_source = vec![T::ZERO; k];
         // Ring slots: level t - 1 (pold), t (p), t + 1 (pnew), t + 2 (pold's buffer), ...
         let mut ring = [&mut *pold, &mut *p, &mut *pnew];
-        wavefront(&shape, &plan, k, |j, rows| {
-            let it = t + j;
-            let (out, ins) = ring_split(&mut ring, (j + 2) % 3);
-            let (level, before) = (&**ins[0], &**ins[1]);
-            let out: &mut ScalarField<E::Memory, T> = out;
-            fd_step_in(
-                space,
-                c.space_order,
-                rows.clone(),
-                cols.clone(),
-                out,
-                level,
-                before,
-                kv2,
-            )?;
-            let has_source = rows.contains(&c.src_z);
-            if has_source && c.source_mode == SourceMode::Add {
-                inject_source(space, out, wavelet[it], c.src_z, c.src_x)?;
-            }
-            if let Some(eta) = eta {
-                for (strip, strip_cols) in absorb_strips(c.absorb, c.nz, c.nx) {
-                    let part = strip.start.max(rows.start)..strip.end.min(rows.end);
-                    if !part.is_empty() {
-                        launch_in::<FdAbsorb, E, T>(
-                            space,
-                            part,
-                            strip_cols,
-                            &mut [&mut *out],
-                            &[before, eta],
-                            &[],
-                        )?;
+        // One pool for the whole sweep: its many small launches start without a wake-up.
+        let at_source_ref = &mut at_source;
+        space.install(|| {
+            wavefront(&shape, &plan, k, |j, rows| {
+                let it = t + j;
+                let (out, ins) = ring_split(&mut ring, (j + 2) % 3);
+                let (level, before) = (&**ins[0], &**ins[1]);
+                let out: &mut ScalarField<E::Memory, T> = out;
+                fd_step_in(
+                    space,
+                    c.space_order,
+                    rows.clone(),
+                    cols.clone(),
+                    out,
+                    level,
+                    before,
+                    kv2,
+                )?;
+                let has_source = rows.contains(&c.src_z);
+                if has_source && c.source_mode == SourceMode::Add {
+                    inject_source(space, out, wavelet[it], c.src_z, c.src_x)?;
+                }
+                if let Some(eta) = eta {
+                    for (strip, strip_cols) in absorb_strips(c.absorb, c.nz, c.nx) {
+                        let part = strip.start.max(rows.start)..strip.end.min(rows.end);
+                        if !part.is_empty() {
+                            launch_in::<FdAbsorb, E, T>(
+                                space,
+                                part,
+                                strip_cols,
+                                &mut [&mut *out],
+                                &[before, eta],
+                                &[],
+                            )?;
+                        }
                     }
                 }
-            }
-            let values = host_values(out)?;
-            for (q, (&flat, &(z, _))) in receivers.iter().zip(&c.receivers).enumerate() {
-                if rows.contains(&z) {
-                    traces[it * nrec + q] = values[flat];
+                let values = host_values(out)?;
+                for (q, (&flat, &(z, _))) in receivers.iter().zip(&c.receivers).enumerate() {
+                    if rows.contains(&z) {
+                        traces[it * nrec + q] = values[flat];
+                    }
                 }
-            }
-            if has_source {
-                at_source[j] = values[src];
-                if c.source_mode == SourceMode::Set && j + 1 < k {
-                    add_source(space, out, wavelet[it + 1], c.src_z, c.src_x)?;
+                if has_source {
+                    at_source_ref[j] = values[src];
+                    if c.source_mode == SourceMode::Set && j + 1 < k {
+                        add_source(space, out, wavelet[it + 1], c.src_z, c.src_x)?;
+                    }
                 }
-            }
-            Ok(())
+                Ok(())
+            })
         })?;
         // The ring after k steps is the unblocked loop's after k rotations.
         for _ in 0..k {
