@@ -133,13 +133,14 @@ impl StepShape {
         }
         let r = info.radius;
         if outer < 2 * r + 1 {
-            return Err(Error::GridTooSmall {
-                kernel: info.name,
-                radius: r,
-                nz: outer,
-                nx: outer,
-                min: 2 * r + 1,
-            });
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                format!("{outer} rows for `{}`", info.name),
+                format!(
+                    "the outer axis needs at least {} rows for the stencil's radius {r}",
+                    2 * r + 1
+                ),
+            ));
         }
         Ok(StepShape {
             radius: r,
