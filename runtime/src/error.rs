@@ -323,6 +323,8 @@ pub enum Param {
     VelocityModel,
     /// Threads of a rayon pool.
     Threads,
+    /// Time steps per block of the temporal blocking (`off`, `auto`, a depth).
+    TimeBlock,
     /// Anything else, named in words (e.g. `"block size"`).
     Other(String),
 }
@@ -351,6 +353,7 @@ impl std::fmt::Display for Param {
             Param::Velocity => "velocity",
             Param::VelocityModel => "velocity model",
             Param::Threads => "threads",
+            Param::TimeBlock => "time block",
             Param::Other(name) => name,
         })
     }

@@ -127,10 +127,11 @@ stencil! {
     }
 }
 
-/// Defines, from one list of `order => kernel`, the fused step's orders ([`SPACE_ORDERS`])
-/// and its dispatch by order ([`fd_step_of_order`]).
+/// Defines, from one list of `order => kernel / Marker`, the fused step's orders
+/// ([`SPACE_ORDERS`]) and its dispatch by order ([`fd_step_of_order`], [`fd_step_in`],
+/// [`fd_step_info`]).
 macro_rules! fused_steps {
-    ($($order:literal => $kernel:ident),* $(,)?) => {
+    ($($order:literal => $kernel:ident / $marker:ident),* $(,)?) => {
         /// The space orders with a fused step kernel: every even order from
         /// [`MIN_SPACE_ORDER`](crate::solver::MIN_SPACE_ORDER) to
         /// [`MAX_SPACE_ORDER`](crate::solver::MAX_SPACE_ORDER).
@@ -148,28 +149,66 @@ macro_rules! fused_steps {
         ) -> Result<()> {
             match order {
                 $($order => $kernel(space, pnew, p, pold, kv2),)*
-                _ => {
-                    crate::solver::check_space_order(order)?;
-                    Err(Error::invalid(
-                        Param::SpaceOrder,
-                        order,
-                        "is supported but has no fused kernel: add its fd_step_N to kernels.rs",
-                    ))
-                }
+                _ => Err(no_fused_kernel(order)),
+            }
+        }
+
+        /// Runs the fused step of space order `order` on rows `rows` and columns `cols` of
+        /// its domain only ([`launch_in`](crate::launch::launch_in)); the temporal blocking
+        /// of `solver::blocking` runs the step band by band with it.
+        #[allow(clippy::too_many_arguments)]
+        pub fn fd_step_in<E: ExecutionSpace, T: Real>(
+            space: &E,
+            order: usize,
+            rows: std::ops::Range<usize>,
+            cols: std::ops::Range<usize>,
+            pnew: &mut ScalarField<E::Memory, T>,
+            p: &ScalarField<E::Memory, T>,
+            pold: &ScalarField<E::Memory, T>,
+            kv2: &ScalarField<E::Memory, T>,
+        ) -> Result<()> {
+            match order {
+                $($order => crate::launch::launch_in::<$marker, E, T>(
+                    space, rows, cols, &mut [pnew], &[p, pold, kv2], &[],
+                ),)*
+                _ => Err(no_fused_kernel(order)),
+            }
+        }
+
+        /// The IR's metadata (radius, fields, bytes per point) of the fused step of space
+        /// order `order`.
+        pub fn fd_step_info(order: usize) -> Result<&'static crate::launch::StencilInfo> {
+            use crate::launch::Stencil;
+            match order {
+                $($order => Ok(&$marker::INFO),)*
+                _ => Err(no_fused_kernel(order)),
             }
         }
     };
 }
 
+/// The error for a space order without a fused kernel (unsupported, or supported but
+/// missing from [`SPACE_ORDERS`]).
+fn no_fused_kernel(order: usize) -> Error {
+    match crate::solver::check_space_order(order) {
+        Err(e) => e,
+        Ok(()) => Error::invalid(
+            Param::SpaceOrder,
+            order,
+            "is supported but has no fused kernel: add its fd_step_N to kernels.rs",
+        ),
+    }
+}
+
 fused_steps! {
-    2 => fd_step_2,
-    4 => fd_step_4,
-    6 => fd_step_6,
-    8 => fd_step_8,
-    10 => fd_step_10,
-    12 => fd_step_12,
-    14 => fd_step_14,
-    16 => fd_step_16,
+    2 => fd_step_2 / FdStep2,
+    4 => fd_step_4 / FdStep4,
+    6 => fd_step_6 / FdStep6,
+    8 => fd_step_8 / FdStep8,
+    10 => fd_step_10 / FdStep10,
+    12 => fd_step_12 / FdStep12,
+    14 => fd_step_14 / FdStep14,
+    16 => fd_step_16 / FdStep16,
 }
 
 /// Metadata of every acoustic kernel, for tools (`ppwave gen`, benchmarks).

@@ -20,8 +20,10 @@
 use crate::figures::{self, roofline};
 use anyhow::{Context, Result};
 use ppstencil::exec::{cache_sizes, simd, vectorized};
-use ppstencil::launch::{Region, Stencil, StencilInfo};
-use ppstencil::{kernels, ExecutionSpace, HostField, Rayon, ScalarField, Serial};
+use ppstencil::launch::{launch_in, Region, Stencil, StencilInfo};
+use ppstencil::solver::blocking::{ring_split, wavefront, BlockPlan, StepShape, AUTO_DEPTH};
+use ppstencil::solver::TimeBlock;
+use ppstencil::{kernels, ExecutionSpace, HostField, MemSpaceHost, Rayon, ScalarField, Serial};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -55,6 +57,11 @@ pub struct BenchArgs {
     /// Rows per rayon task (default: the runtime's choice, see `Rayon::chunk_rows`).
     #[arg(long)]
     pub chunk_rows: Option<usize>,
+    /// Temporal blocking of the blocked step measured beside the single fused step on the
+    /// host backends: auto (the plan `ppwave run` would use; on a grid that fits in the
+    /// cache, blocks of AUTO_DEPTH = 16 steps), K (steps per block), K:B (and rows per band), or off.
+    #[arg(long, default_value = "auto", value_parser = crate::cli::parse_time_block)]
+    pub time_block: TimeBlock,
     /// Write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -105,6 +112,8 @@ struct StepRow {
     variant: &'static str,
     median_s: f64,
     gpoints: f64,
+    /// The blocked step's plan (variant `blocked`).
+    plan: Option<BlockPlan>,
 }
 
 const BACKENDS: [&str; 5] = ["serial", "rayon", "c", "cuda", "hip"];
@@ -383,6 +392,7 @@ fn bench_space<E: ExecutionSpace>(
     threads: Option<usize>,
     host: &HostFields,
     repeat: usize,
+    time_block: TimeBlock,
 ) -> Result<(Vec<KernelRow>, Vec<StepRow>)> {
     let [nz, nx] = host.p.shape();
     let dev = |f: &HostField| ScalarField::<E::Memory>::from_host(f);
@@ -447,15 +457,91 @@ fn bench_space<E: ExecutionSpace>(
             variant: "split",
             median_s: split,
             gpoints: points / split / 1e9,
+            plan: None,
         },
         StepRow {
             backend: backend.to_string(),
             variant: "fused",
             median_s: fused.0,
             gpoints: points / fused.0 / 1e9,
+            plan: None,
         },
     ];
+    let mut steps = steps;
+    let is_host = std::any::TypeId::of::<E::Memory>() == std::any::TypeId::of::<MemSpaceHost>();
+    if let Some(plan) = blocked_plan(time_block, nz, nx)?.filter(|_| is_host) {
+        // A ring of three levels (pold, p, next), advanced `plan.depth` steps per timed run.
+        let mut ring = [dev(&host.pold)?, dev(&host.p)?, zeros()?];
+        let shape = step_shape(nz, nx)?;
+        let mut level = 0;
+        let (block_s, block_min) = time(repeat, || {
+            space.install(|| {
+                wavefront(&shape, &plan, plan.depth, |j, band| {
+                    let (out, ins) = ring_split(&mut ring, (level + j + 2) % 3);
+                    launch_in::<kernels::FdStep4, E, f32>(
+                        space,
+                        band,
+                        shape.radius..nx - shape.radius,
+                        &mut [out],
+                        &[ins[0], ins[1], &kv2],
+                        &[],
+                    )
+                })
+            })?;
+            level += plan.depth;
+            Ok(sync()?)
+        })?;
+        let per_step = block_s / plan.depth as f64;
+        rows.push(KernelRow {
+            kernel: "fd_step_4+tb",
+            backend: backend.to_string(),
+            threads,
+            info: kernels::FdStep4::INFO,
+            points: Region::for_stencil(&kernels::FdStep4::INFO, [nz, 1, nx], &[])?.points(),
+            median_s: per_step,
+            min_s: block_min / plan.depth as f64,
+        });
+        steps.push(StepRow {
+            backend: backend.to_string(),
+            variant: "blocked",
+            median_s: per_step,
+            gpoints: points / per_step / 1e9,
+            plan: Some(plan),
+        });
+    }
     Ok((rows, steps))
+}
+
+/// The shape of the fused order-4 step for the schedule: radius from the IR, three levels,
+/// the IR's compulsory bytes per point.
+fn step_shape(nz: usize, nx: usize) -> Result<StepShape> {
+    let info = kernels::FdStep4::INFO;
+    Ok(StepShape::for_stencil(
+        &info,
+        3,
+        nz,
+        nx * info.bytes_per_point::<f32>(),
+    )?)
+}
+
+/// The plan of the blocked step `--time-block` asks for (`None`: off). `auto` takes the
+/// plan a run would use, or blocks of [`AUTO_DEPTH`] steps where the run would not block.
+fn blocked_plan(time_block: TimeBlock, nz: usize, nx: usize) -> Result<Option<BlockPlan>> {
+    let shape = step_shape(nz, nx)?;
+    let llc = cache_sizes().llc;
+    Ok(match time_block {
+        TimeBlock::Off => None,
+        TimeBlock::Auto => Some(BlockPlan::auto(&shape, nz, llc).unwrap_or(BlockPlan {
+            depth: AUTO_DEPTH,
+            band: BlockPlan::band_for(&shape, AUTO_DEPTH, llc),
+        })),
+        TimeBlock::Depth(k) => Some(BlockPlan::new(
+            &shape,
+            k,
+            BlockPlan::band_for(&shape, k, llc),
+        )?),
+        TimeBlock::Fixed(plan) => Some(BlockPlan::new(&shape, plan.depth, plan.band)?),
+    })
 }
 
 /// The C reference's fused step on `threads` threads.
@@ -484,6 +570,7 @@ fn bench_c(host: &HostFields, threads: usize, repeat: usize) -> Result<(KernelRo
             variant: "fused",
             median_s,
             gpoints: (nz * nx) as f64 / median_s / 1e9,
+            plan: None,
         },
     ))
 }
@@ -580,13 +667,27 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let mut skipped: Vec<(String, String)> = Vec::new();
     for b in &backends {
         let result = match *b {
-            "serial" => bench_space(&Serial, "serial", Some(1), &host, args.repeat),
+            "serial" => bench_space(
+                &Serial,
+                "serial",
+                Some(1),
+                &host,
+                args.repeat,
+                args.time_block,
+            ),
             "rayon" => {
                 let mut pool = Rayon::with_threads(threads)?;
                 if let Some(rows) = args.chunk_rows {
                     pool = pool.chunk_rows(rows);
                 }
-                bench_space(&pool, "rayon", Some(threads), &host, args.repeat)
+                bench_space(
+                    &pool,
+                    "rayon",
+                    Some(threads),
+                    &host,
+                    args.repeat,
+                    args.time_block,
+                )
             }
             "c" => {
                 if !crate::cref::available() {
@@ -610,14 +711,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 Ok(rows)
             }
             "cuda" => match ppstencil::Cuda::new() {
-                Ok(space) => bench_space(&space, "cuda", None, &host, args.repeat),
+                Ok(space) => bench_space(&space, "cuda", None, &host, args.repeat, TimeBlock::Off),
                 Err(e) => {
                     skipped.push((b.to_string(), e.to_string()));
                     continue;
                 }
             },
             "hip" => match ppstencil::Hip::new() {
-                Ok(space) => bench_space(&space, "hip", None, &host, args.repeat),
+                Ok(space) => bench_space(&space, "hip", None, &host, args.repeat, TimeBlock::Off),
                 Err(e) => {
                     skipped.push((b.to_string(), e.to_string()));
                     continue;
@@ -641,14 +742,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     )?;
     writeln!(
         out,
-        "  {:<8} {:<13} {:>4} {:>7} {:>6} {:>10} {:>8} {:>8} {:>8}",
+        "  {:<12} {:<13} {:>4} {:>7} {:>6} {:>10} {:>8} {:>8} {:>8}",
         "kernel", "backend", "B/pt", "flop/pt", "AI", "median ms", "GB/s", "GFlop/s", "% triad"
     )?;
     for r in &kernel_rows {
         let pct = r.threads.and_then(bw_for).map(|bw| 100.0 * r.gbs() / bw);
         writeln!(
             out,
-            "  {:<8} {:<13} {:>4} {:>7} {:>6.2} {:>10.3} {:>8.1} {:>8.1} {:>8}",
+            "  {:<12} {:<13} {:>4} {:>7} {:>6.2} {:>10.3} {:>8.1} {:>8.1} {:>8}",
             r.kernel,
             r.backend,
             r.bytes(),
@@ -660,7 +761,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             pct.map_or("n/a".to_string(), |p| format!("{p:.0} %"))
         )?;
     }
-    writeln!(out, "\nWhole time step (Gpoints/s = nz x nx / step time; split = fd_pxx + fd_pzz + fd_time, fused = fd_step_4):")?;
+    writeln!(out, "\nWhole time step (Gpoints/s = nz x nx / step time; split = fd_pxx + fd_pzz + fd_time, fused = fd_step_4, \
+         blocked = fd_step_4 with temporal blocking, time per step = block time / steps per block; \
+         its GB/s above is effective: 16 B/point x steps / time, and may exceed the triad):")?;
     writeln!(
         out,
         "  {:<13} {:>8} {:>10} {:>10}",
@@ -669,16 +772,24 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     for s in &step_rows {
         writeln!(
             out,
-            "  {:<13} {:>8} {:>10.3} {:>10.3}",
+            "  {:<13} {:>8} {:>10.3} {:>10.3}{}",
             s.backend,
             s.variant,
             s.median_s * 1e3,
-            s.gpoints
+            s.gpoints,
+            s.plan.map_or(String::new(), |p| format!(
+                "   ({} steps per block, bands of {} rows)",
+                p.depth, p.band
+            ))
         )?;
     }
     let speedups = fused_speedups(&step_rows);
     for (backend, x) in &speedups {
         writeln!(out, "  {backend}: fused / split = {x:.2} x")?;
+    }
+    let blocked = ratios(&step_rows, "blocked", "fused");
+    for (backend, x) in &blocked {
+        writeln!(out, "  {backend}: blocked / fused = {x:.2} x")?;
     }
     for (b, why) in &skipped {
         writeln!(out, "\n{b}: skipped: {why}")?;
@@ -714,7 +825,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "steps": step_rows.iter().map(|s| json!({
             "backend": s.backend, "variant": s.variant, "median_s": s.median_s,
             "gpoints_per_s": s.gpoints,
+            "time_block": s.plan.map(|p| json!({ "depth": p.depth, "band_rows": p.band })),
         })).collect::<Vec<Value>>(),
+        "blocked_over_fused": blocked.iter().map(|(b, x)| (b.clone(), json!(x)))
+            .collect::<serde_json::Map<String, Value>>(),
         "fused_over_split": speedups.iter().map(|(b, x)| (b.clone(), json!(x)))
             .collect::<serde_json::Map<String, Value>>(),
         "skipped": skipped.iter().map(|(b, why)| json!({ "backend": b, "reason": why }))
@@ -742,14 +856,20 @@ fn is_png(path: &std::path::Path) -> bool {
 
 /// Fused over split step rate, per backend that has both.
 fn fused_speedups(steps: &[StepRow]) -> Vec<(String, f64)> {
+    ratios(steps, "fused", "split")
+}
+
+/// Step rate of variant `over` divided by that of variant `under`, per backend that has
+/// both.
+fn ratios(steps: &[StepRow], over: &str, under: &str) -> Vec<(String, f64)> {
     steps
         .iter()
-        .filter(|s| s.variant == "split")
-        .filter_map(|split| {
+        .filter(|s| s.variant == under)
+        .filter_map(|u| {
             steps
                 .iter()
-                .find(|f| f.variant == "fused" && f.backend == split.backend)
-                .map(|f| (split.backend.clone(), f.gpoints / split.gpoints))
+                .find(|o| o.variant == over && o.backend == u.backend)
+                .map(|o| (u.backend.clone(), o.gpoints / u.gpoints))
         })
         .collect()
 }

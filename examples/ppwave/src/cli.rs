@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ppstencil::receivers::ReceiverLine;
-use ppstencil::wave::{Layer, SourceMode};
+use ppstencil::wave::{Layer, SourceMode, TimeBlock};
 use ppstencil::{StepKernels, WaveConfig};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -225,6 +225,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "K")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_every: Option<usize>,
+    /// Temporal blocking: several time steps per pass over the grid, bit-identical results.
+    /// `auto` blocks where the fields exceed the last-level cache (host backends), `off`
+    /// never, `K` blocks of K steps, `K:B` also bands of B rows [default: auto]. run.json
+    /// records what ran.
+    #[arg(long, value_name = "off|auto|K|K:B", value_parser = parse_time_block)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "text_one")]
+    pub time_block: Option<TimeBlock>,
     /// Gain of the shot-gather picture seismogram.png (seismogram.npy is never gained)
     /// [default: none].
     #[arg(long, value_enum)]
@@ -281,6 +288,10 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ("receiver-file", "a string (a path)"),
     ("velocity", "a string (a path to a .npy file)"),
     ("snapshot-every", "a whole number (steps)"),
+    (
+        "time-block",
+        "\"off\", \"auto\", a whole number of steps K, or \"K:B\"",
+    ),
     ("gather-gain", "one of \"none\", \"agc\", \"t2\""),
     ("precision", "one of \"f32\", \"f64\""),
     ("threads", "a whole number (1 to 4096)"),
@@ -315,6 +326,7 @@ impl RunArgs {
             receiver_file,
             velocity,
             snapshot_every,
+            time_block,
             gather_gain,
             precision,
             threads,
@@ -367,6 +379,7 @@ impl RunArgs {
             source_delay: self.source_delay,
             receivers,
             snapshot_every: self.snapshot_every,
+            time_block: self.time_block.unwrap_or(paper.time_block),
             ..paper
         }
     }
@@ -437,6 +450,59 @@ impl TextArg for ReceiverLine {
     }
     fn to_text(&self) -> String {
         format!("{}:{}:{}:{}", self.z, self.x0, self.x1, self.step)
+    }
+}
+
+impl TextArg for TimeBlock {
+    fn parse_text(s: &str) -> Result<Self, String> {
+        parse_time_block(s)
+    }
+    fn to_text(&self) -> String {
+        self.name()
+    }
+}
+
+/// Parses `--time-block off|auto|K|K:B`.
+pub fn parse_time_block(s: &str) -> Result<TimeBlock, String> {
+    s.parse::<TimeBlock>().map_err(|e| match e {
+        ppstencil::Error::InvalidParameter { valid, .. } => valid.to_string(),
+        other => other.to_string(),
+    })
+}
+
+/// Serde for `Option<T: TextArg>` as one string (a whole number is read as its digits).
+mod text_one {
+    use super::TextArg;
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer, T: TextArg>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => s.serialize_str(&v.to_text()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: TextArg>(d: D) -> Result<Option<T>, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = String;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a whole number")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+                Ok(v.to_string())
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+                Ok(v.to_string())
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+                Ok(v.to_string())
+            }
+        }
+        let text = d.deserialize_any(Text)?;
+        T::parse_text(&text)
+            .map(Some)
+            .map_err(serde::de::Error::custom)
     }
 }
 

@@ -182,6 +182,7 @@ mod tests {
             receiver-file = "r.txt"
             velocity = "/abs/v.npy"
             snapshot-every = 10
+            time-block = "8:16"
             gather-gain = "agc"
             precision = "f64"
             threads = 11
@@ -202,6 +203,15 @@ mod tests {
         assert_eq!(a.receiver_file, Some(Path::new("base").join("r.txt")));
         assert_eq!(a.out, Some(Path::new("base").join("o")));
         assert_eq!(a.velocity, Some(PathBuf::from("/abs/v.npy")));
+        assert_eq!(
+            a.time_block,
+            Some(ppstencil::wave::TimeBlock::Fixed(
+                ppstencil::wave::BlockPlan { depth: 8, band: 16 }
+            ))
+        );
+        // A depth may be written as a number.
+        let b = parse("time-block = 4", "t.toml", None).expect("parses");
+        assert_eq!(b.time_block, Some(ppstencil::wave::TimeBlock::Depth(4)));
         // Every key was set: serialising gives back exactly the key list.
         let json = serde_json::to_value(&a).expect("serialises");
         let mut keys: Vec<&str> = json

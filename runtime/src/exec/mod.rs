@@ -52,6 +52,14 @@ pub trait ExecutionSpace: Send + Sync + 'static {
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }
+
+    /// Runs `f`, which launches many small kernels in a row, where those launches start
+    /// fastest: inside [`Rayon`]'s pool (so that no launch waits for a sleeping thread to
+    /// pick it up), as it is elsewhere. The blocked time loop (`solver::blocking`) runs its
+    /// sweeps here.
+    fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        f()
+    }
 }
 
 fn host_views<'a, T: Real>(
@@ -181,6 +189,13 @@ impl Rayon {
 impl ExecutionSpace for Rayon {
     type Memory = MemSpaceHost;
     const NAME: &'static str = "rayon";
+
+    fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
+    }
 
     fn launch<S: Stencil, T: Real>(
         &self,

@@ -61,12 +61,14 @@ fn forced_switch(name: &str) -> Option<bool> {
     }
 }
 
-/// Whether `fields` fields of `T` over `grid` are larger than the last-level cache.
+/// Whether `fields` fields of `T` over the rows `grid` computes are larger than the
+/// last-level cache: the rows of the launch, not the whole field, so that the bands of a
+/// temporally blocked step (`solver::blocking`), which the next step reads at once, stay in
+/// the cache.
 fn exceeds_llc<T>(grid: &Region, fields: usize) -> bool {
-    let bytes = grid
-        .shape
-        .iter()
-        .fold(1usize, |n, &d| n.saturating_mul(d))
+    let bytes = (grid.hi[0] - grid.lo[0])
+        .saturating_mul(grid.shape[1])
+        .saturating_mul(grid.shape[2])
         .saturating_mul(fields)
         .saturating_mul(std::mem::size_of::<T>());
     bytes > cache_sizes().llc

@@ -19,6 +19,9 @@
 //! - [`WaveConfig::velocity`]: a velocity model given as data; layers apply on top.
 //! - [`WaveConfig::snapshot_every`]: a host copy of the wavefield handed to a hook every K
 //!   steps ([`WaveSimulator::run_with`]).
+//! - [`WaveConfig::time_block`]: temporal blocking ([`blocking`]): `run` advances several
+//!   steps per sweep over the grid ([`WaveSimulator::step_block`]) where the fields exceed
+//!   the last-level cache, bit-identical to one step at a time.
 //!
 //! A user's own time loop (imaging, inversion, coupling) calls
 //! [`WaveSimulator::prepare`], then [`WaveSimulator::step`] once per time step (receivers are
@@ -28,14 +31,17 @@
 //! Where things live (all re-exported here): `physics.rs` (the numbers of the scheme: FD
 //! weights and the CFL limit, the Ricker wavelets, the absorbing layer's damping),
 //! `config.rs` ([`WaveConfig`] and its validation, [`Layer`], [`SourceMode`],
-//! [`StepKernels`]) and `simulator.rs` ([`WaveSimulator`]: preparing a run, one time step,
-//! the time loop, results). The stencils the solver runs live in [`crate::kernels`];
+//! [`StepKernels`]), `simulator.rs` ([`WaveSimulator`]: preparing a run, one time step,
+//! the time loop, results; its blocked steps in `simulator/blocked.rs`) and [`blocking`]
+//! (the temporal-blocking schedule, generic over the step). The stencils the solver runs live in [`crate::kernels`];
 //! receivers and velocity models in [`crate::receivers`] and [`crate::model`].
 
+pub mod blocking;
 mod config;
 mod physics;
 mod simulator;
 
+pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Layer, SourceMode, StepKernels, WaveConfig};
 pub use physics::{
     absorbing_eta, cfl_limit, cfl_limit_for, check_space_order, ricker, ricker_delayed,

@@ -4,6 +4,7 @@
 //! Parameters and their checks live in `config.rs`, the scheme's numbers in
 //! `physics.rs`.
 
+use super::blocking::Blocking;
 use super::config::{Layer, SourceMode, StepKernels, WaveConfig};
 use super::physics::{absorbing_eta, layer_depth, source_sample};
 use crate::kernels::{
@@ -15,6 +16,8 @@ use crate::receivers::{ReceiverLine, Seismogram};
 use crate::{Error, ExecutionSpace, HostField, MemorySpace, Param, Real, Result, ScalarField};
 use std::any::Any;
 use std::time::{Duration, Instant};
+
+mod blocked;
 
 /// A prepared run: its parameters, its fields in the space and where it stands.
 struct Run<M: MemorySpace, T: Real> {
@@ -46,6 +49,8 @@ struct Run<M: MemorySpace, T: Real> {
     traces: Vec<T>,
     /// A host copy of the field for sampling receivers of device runs.
     scratch: Option<HostField<T>>,
+    /// Whether [`run_with`](WaveSimulator::run_with) blocks steps, and how (`blocked.rs`).
+    blocking: Blocking,
 }
 
 /// The work fields of one time step, besides `p`, `pold` and `pnew`.
@@ -97,6 +102,7 @@ pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32> {
     wavefield: Option<ScalarField<E::Memory, T>>,
     seismogram: Option<Seismogram<T>>,
     run: Option<Run<E::Memory, T>>,
+    blocking: Option<Blocking>,
 }
 
 /// Reads the receivers' samples from `p`: in place for host memory, else through a host copy
@@ -201,6 +207,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             wavefield: None,
             seismogram: None,
             run: None,
+            blocking: None,
         }
     }
 
@@ -447,11 +454,15 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         self.prepare()?;
         let (nt, every) = (self.config.nt, self.config.snapshot_every);
         while self.steps_done() < nt {
-            let done = self.step()? + 1;
-            if every.is_some_and(|k| done % k == 0) {
-                snapshot(done, &self.wavefield_host()?)?;
+            // Blocks end where a snapshot is due (`blocked.rs`); 1 step when unblocked.
+            let first = self.steps_done() + 1;
+            let last = self.step_block(self.block_steps())? + 1;
+            for done in first..=last {
+                if every.is_some_and(|k| done % k == 0) {
+                    snapshot(done, &self.wavefield_host()?)?;
+                }
+                progress(done, nt);
             }
-            progress(done, nt);
         }
         self.finish()
     }
@@ -552,6 +563,8 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
                 StepFields::Fused { kv2 }
             }
         };
+        let blocking = self.plan_blocking(&c)?;
+        self.blocking = Some(blocking.clone());
         self.wavefield = None;
         self.seismogram = None;
         self.run = Some(Run {
@@ -569,6 +582,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             receivers,
             traces,
             scratch: None,
+            blocking,
         });
         Ok(())
     }

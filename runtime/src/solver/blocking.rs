@@ -1,0 +1,457 @@
+//! Temporal blocking: several time steps per pass over the grid, so that each point crosses
+//! the memory bus once per block of steps instead of once per step.
+//!
+//! This module holds the schedule, generic over the step: [`TimeBlock`] (the option: `off`,
+//! `auto` or a depth), [`StepShape`] (a step as data: its stencil's radius from the IR, how
+//! many time levels rotate, the rows it updates), [`BlockPlan`] (depth and band height, chosen
+//! from the cache sizes or given), [`wavefront`] (the order in which bands of rows are
+//! updated) and [`ring_split`] (which buffer of the ring holds which time level). It runs no
+//! kernel itself: the caller's closure launches its stencils on each band with
+//! [`launch_in`](crate::launch::launch_in), so every backend's generated kernel is reused
+//! unchanged. The wave solver's blocked step (sources, receivers, absorbing layer on each
+//! band) lives in `simulator/blocked.rs`; a user's own step (for example a heat step,
+//! `unew = f(u)`) runs blocked through the same two functions.
+//!
+//! **Why a wavefront.** The step is skewed along the outer axis (rows in 2D, planes in 3D):
+//! in one sweep over the rows, step `j` of the block updates a band of rows lagging
+//! `j · radius` rows behind step 0's band, so the rows a step reads from the step before were
+//! computed moments ago and are still in cache. Compared with trapezoids or diamonds it
+//! computes every point exactly once per step (no redundant halo work, no extra buffers),
+//! works with the ring of time levels the unblocked loop already has (see [`wavefront`] for
+//! why no level is overwritten while still needed), and keeps every launch a plain
+//! `launch_in` on whole rows, which the rayon backend splits among its threads as it does
+//! any launch: parallel tiles are disjoint row chunks of one launch and never race. Its
+//! limit: the wavefront's rows of all fields must fit in the cache, so very wide rows (or
+//! large 3D planes) need a tile of the inner axes too (not done yet).
+//!
+//! Every point update is the generated kernel's, with the same operands in the same order:
+//! a blocked run is bit-identical to the unblocked loop; only the order of independent point
+//! updates changes.
+
+use crate::exec::cache_sizes;
+use crate::launch::StencilInfo;
+use crate::{Error, Param, Result};
+use std::ops::Range;
+
+/// How many time steps a block fuses: the option `--time-block off|auto|K`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeBlock {
+    /// One step per pass over the grid (the unblocked loop).
+    Off,
+    /// Blocked where it pays (the fields of a step exceed the last-level cache, on a host
+    /// backend), with a depth and band chosen from the cache sizes ([`BlockPlan::auto`]);
+    /// unblocked otherwise.
+    #[default]
+    Auto,
+    /// Blocks of this many steps (at least 1), with the band from the cache sizes
+    /// ([`BlockPlan::band_for`]); host backends only (an error on GPU backends).
+    Depth(usize),
+    /// Blocks of `depth` steps in bands of `band` rows (`--time-block K:B`), for
+    /// experiments and tests; host backends only.
+    Fixed(BlockPlan),
+}
+
+impl TimeBlock {
+    /// `"off"`, `"auto"` or the depth.
+    pub fn name(self) -> String {
+        match self {
+            TimeBlock::Off => "off".into(),
+            TimeBlock::Auto => "auto".into(),
+            TimeBlock::Depth(k) => k.to_string(),
+            TimeBlock::Fixed(p) => format!("{}:{}", p.depth, p.band),
+        }
+    }
+}
+
+impl std::str::FromStr for TimeBlock {
+    type Err = Error;
+
+    /// Parses `off`, `auto`, a depth `K >= 1`, or `K:B` (depth and band rows, both >= 1).
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::invalid(
+                Param::TimeBlock,
+                s,
+                "use `off`, `auto` (blocked where the grid exceeds the last-level cache), a number of steps per block K >= 1, or K:B (B rows per band)",
+            )
+        };
+        let positive = |t: &str| t.parse::<usize>().ok().filter(|&k| k >= 1);
+        match s {
+            "off" => Ok(TimeBlock::Off),
+            "auto" => Ok(TimeBlock::Auto),
+            _ => match s.split_once(':') {
+                None => positive(s).map(TimeBlock::Depth).ok_or_else(bad),
+                Some((k, b)) => match (positive(k), positive(b)) {
+                    (Some(depth), Some(band)) => Ok(TimeBlock::Fixed(BlockPlan { depth, band })),
+                    _ => Err(bad()),
+                },
+            },
+        }
+    }
+}
+
+/// A time step as data, for the schedule: what it reads and at which radius, how many time
+/// levels rotate, and which rows (of the outer axis) it updates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepShape {
+    /// The largest offset the step's stencil reads along the outer axis (the IR's radius).
+    pub radius: usize,
+    /// Time levels in the ring, `L >= 2`: the step writes level `n` into the buffer of level
+    /// `n - L` and reads levels `n - 1 .. n - L + 1` (2 for `unew = f(u)`, 3 for the
+    /// leapfrog `pnew = f(p, pold)`).
+    pub levels: usize,
+    /// The rows of the outer axis the step updates (its domain).
+    pub domain: Range<usize>,
+    /// Bytes of one row (all inner axes) of every field the step touches: ring and
+    /// read-only coefficients. Sizes the band for the cache.
+    pub row_bytes: usize,
+}
+
+impl StepShape {
+    /// The shape of a step that runs stencil `info` over a ring of `levels` fields of
+    /// `outer` rows, each row of `row_bytes` bytes over all fields the step touches. The
+    /// domain is the stencil's: rows `radius..outer - radius`.
+    pub fn for_stencil(
+        info: &StencilInfo,
+        levels: usize,
+        outer: usize,
+        row_bytes: usize,
+    ) -> Result<StepShape> {
+        if info.point {
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                info.name,
+                "a point (#[at]) stencil is not a time step: block the step that updates the domain, and apply point updates on the band holding the point",
+            ));
+        }
+        if levels < 2 {
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                format!("{levels} time levels"),
+                "a time step needs a ring of at least 2 levels (the new one and the one it reads)",
+            ));
+        }
+        let r = info.radius;
+        if outer < 2 * r + 1 {
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                format!("{outer} rows for `{}`", info.name),
+                format!(
+                    "the outer axis needs at least {} rows for the stencil's radius {r}",
+                    2 * r + 1
+                ),
+            ));
+        }
+        Ok(StepShape {
+            radius: r,
+            levels,
+            domain: r..outer - r,
+            row_bytes,
+        })
+    }
+}
+
+/// The shape of a blocked time loop: steps per block and rows per band.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockPlan {
+    /// Time steps per block (per sweep over the rows).
+    pub depth: usize,
+    /// Rows each step updates per launch; step `j` of a block lags `j · radius` rows behind
+    /// step 0.
+    pub band: usize,
+}
+
+/// Steps per block chosen by [`BlockPlan::auto`]: enough to divide the memory traffic by 16,
+/// while the wavefront's rows stay a small part of the cache even at order 16.
+pub const AUTO_DEPTH: usize = 16;
+
+/// Rows per band chosen by [`BlockPlan::auto`] when the cache allows it: large enough that a
+/// launch's fork-join costs little next to its work and the band's halo (`2 r` rows) is
+/// re-read rarely.
+pub const AUTO_BAND: usize = 32;
+
+impl BlockPlan {
+    /// A plan of `depth` steps per block and bands of `band` rows, checked against `shape`:
+    /// `depth >= 1`, and a band that holds the stencil's radius (`band >= radius`, at least
+    /// 1).
+    pub fn new(shape: &StepShape, depth: usize, band: usize) -> Result<BlockPlan> {
+        if depth == 0 {
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                depth,
+                "a block needs at least 1 time step; use `off` for the unblocked loop",
+            ));
+        }
+        let min = shape.radius.max(1);
+        if band < min {
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                format!("band of {band} rows"),
+                format!(
+                    "a band must hold the stencil's radius: use at least {min} rows (radius {})",
+                    shape.radius
+                ),
+            ));
+        }
+        Ok(BlockPlan { depth, band })
+    }
+
+    /// The plan `auto` runs for `shape` on a host with last-level cache `llc` bytes, or
+    /// `None` when blocking does not pay: when every field of the step fits in half the
+    /// cache (an unblocked step is then served from the cache already). The depth is
+    /// [`AUTO_DEPTH`] (at most `nt`, the caller clamps), the band [`AUTO_BAND`] rows, smaller
+    /// when the wavefront's rows would exceed a quarter of the cache.
+    pub fn auto(shape: &StepShape, outer: usize, llc: usize) -> Option<BlockPlan> {
+        let grid_bytes = outer.saturating_mul(shape.row_bytes);
+        if grid_bytes <= llc / 2 {
+            return None;
+        }
+        let depth = AUTO_DEPTH;
+        let band = Self::band_for(shape, depth, llc);
+        let skew = (depth + 1) * shape.radius;
+        if (band + skew).saturating_mul(shape.row_bytes) > llc / 4 || band < 4 {
+            // Rows too wide for the wavefront to fit: a tile of the inner axes would be
+            // needed (not done yet); stay unblocked.
+            return None;
+        }
+        Some(BlockPlan { depth, band })
+    }
+
+    /// The band for blocks of `depth` steps: [`AUTO_BAND`] rows, fewer when the wavefront's
+    /// rows of all fields ([`rows_in_flight`](Self::rows_in_flight)) would exceed a quarter
+    /// of the cache `llc`, never fewer than the radius (at least 1).
+    pub fn band_for(shape: &StepShape, depth: usize, llc: usize) -> usize {
+        let budget_rows = llc / 4 / shape.row_bytes.max(1);
+        let skew = (depth + 1) * shape.radius;
+        budget_rows
+            .saturating_sub(skew)
+            .min(AUTO_BAND)
+            .max(shape.radius.max(1))
+    }
+
+    /// [`auto`](Self::auto) with this host's last-level cache ([`cache_sizes`]).
+    pub fn auto_for_host(shape: &StepShape, outer: usize) -> Option<BlockPlan> {
+        Self::auto(shape, outer, cache_sizes().llc)
+    }
+
+    /// Rows of all fields the wavefront keeps in flight: the band, the skew of its steps
+    /// and the halo.
+    pub fn rows_in_flight(&self, shape: &StepShape) -> usize {
+        self.band + (self.depth + 1) * shape.radius
+    }
+}
+
+/// What a prepared time loop does about temporal blocking (recorded in run.json by
+/// `ppwave`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Blocking {
+    /// Blocks of `depth` steps, bands of `band` rows.
+    On(BlockPlan),
+    /// One step per pass over the grid, and why.
+    Off(String),
+}
+
+impl std::fmt::Display for Blocking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Blocking::On(p) => write!(
+                f,
+                "blocked: {} steps per block, bands of {} rows",
+                p.depth, p.band
+            ),
+            Blocking::Off(why) => write!(f, "unblocked: {why}"),
+        }
+    }
+}
+
+/// Calls `update(j, rows)` for every step `j` in `0..steps` of a block and every band of
+/// rows of `shape.domain`, in wavefront order: each `(j, rows)` comes after every update it
+/// depends on, and no update overwrites a value still needed.
+///
+/// `update(j, rows)` must compute time level `n0 + j + 1` (the block's step `j`) on `rows`
+/// only, from levels `n0 + j` (read up to `radius` rows away) and older, into the buffer of
+/// level `n0 + j + 1 - L` (see [`ring_split`]); it may also apply pointwise updates to level
+/// `n0 + j + 1` inside `rows` (a source, a damping layer) and read it (receivers).
+///
+/// Step `j`'s front after sweep position `s` is `F_j(s) = clamp(d0 + (s + 1) band - j r, d0,
+/// d1)` for the domain `d0..d1`; position `s` updates `F_j(s-1)..F_j(s)` for `j = 0, 1, …`
+/// in this order. Why this is the unblocked result:
+/// - *reads are ready*: level `j + 1` on rows `< F_j(s)` reads level `j` on rows
+///   `< F_j(s) + r = F_{j-1}(s)` (done earlier in position `s`; beyond `d1` the border,
+///   never written) and older levels, further ahead;
+/// - *nothing needed is overwritten*: writing level `m` on row `z` overwrites level
+///   `m - L`, whose readers (levels `m - L + 1 .. m - 1` on rows `z ± r`) all lie behind
+///   fronts at least `F_j(s) + r > z + r`; and a level read by the band of position `s` is
+///   overwritten only by levels at least one step later, whose front at that time lies `r`
+///   rows or more behind the rows read.
+pub fn wavefront(
+    shape: &StepShape,
+    plan: &BlockPlan,
+    steps: usize,
+    mut update: impl FnMut(usize, Range<usize>) -> Result<()>,
+) -> Result<()> {
+    let (d0, d1) = (shape.domain.start, shape.domain.end);
+    if steps == 0 || d0 >= d1 {
+        return Ok(());
+    }
+    let r = shape.radius;
+    let front = |j: usize, s: usize| -> usize {
+        // d0 + (s + 1) band - j r, clamped to d0..=d1, without underflow.
+        let ahead = d0 + (s + 1) * plan.band;
+        ahead.saturating_sub(j * r).clamp(d0, d1)
+    };
+    let mut done = vec![d0; steps];
+    let mut s = 0;
+    while done[steps - 1] < d1 {
+        for (j, from) in done.iter_mut().enumerate() {
+            let to = front(j, s);
+            if to > *from {
+                update(j, *from..to)?;
+                *from = to;
+            }
+        }
+        s += 1;
+    }
+    Ok(())
+}
+
+/// Splits a ring of `L` time-level buffers for the update that writes slot `out`: the buffer
+/// written (`&mut`) and the others newest first (`ins[0]` is the level just before, slot
+/// `out - 1 mod L`; `ins[L - 2]` the oldest, slot `out + 1 mod L`).
+///
+/// With the levels of a run in slots `level mod L`, the update of level `n` is
+/// `ring_split(ring, n % L)`.
+///
+/// ```
+/// use ppstencil::solver::blocking::ring_split;
+/// let mut ring = ['a', 'b', 'c'];
+/// let (out, ins) = ring_split(&mut ring, 0);
+/// assert_eq!((*out, ins), ('a', vec![&'c', &'b']));
+/// ```
+pub fn ring_split<F>(ring: &mut [F], out: usize) -> (&mut F, Vec<&F>) {
+    let l = ring.len();
+    assert!(out < l, "slot {out} of a ring of {l}");
+    let (before, rest) = ring.split_at_mut(out);
+    let (written, after) = rest.split_first_mut().expect("out < len");
+    let (before, after): (&[F], &[F]) = (before, after);
+    let ins = (1..l)
+        .map(|m| {
+            let slot = (out + l - m) % l;
+            if slot < out {
+                &before[slot]
+            } else {
+                &after[slot - out - 1]
+            }
+        })
+        .collect();
+    (written, ins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(radius: usize, levels: usize, domain: Range<usize>) -> StepShape {
+        StepShape {
+            radius,
+            levels,
+            domain,
+            row_bytes: 1,
+        }
+    }
+
+    /// The schedule checked against its contract by replaying it on a ring of abstract
+    /// levels: every row of every level is computed exactly once, after the rows it reads
+    /// (level `n - 1` within `r` rows, every older level of the ring within `r` rows) hold
+    /// exactly the levels it needs, i.e. were neither missing nor already overwritten.
+    #[test]
+    fn wavefront_respects_every_dependency() {
+        for (r, levels, rows, band, steps) in [
+            (1, 2, 1..9, 1, 5),
+            (2, 3, 2..40, 3, 7),
+            (2, 3, 2..40, 2, 1),
+            (4, 3, 4..20, 4, 9),
+            (8, 3, 8..57, 8, 3),
+            (3, 4, 3..30, 5, 6),
+            (1, 2, 1..3, 7, 4),
+        ] {
+            let s = shape(r, levels, rows.clone());
+            let plan = BlockPlan::new(&s, steps, band).unwrap();
+            let n = rows.end + r;
+            // slots[slot][row] = level held (levels 0 .. L-1 are there before the block).
+            let mut slots: Vec<Vec<i64>> = (0..levels).map(|l| vec![l as i64; n]).collect();
+            let mut count = vec![vec![0; n]; steps];
+            wavefront(&s, &plan, steps, |j, band_rows| {
+                let level = (levels - 1 + j + 1) as i64; // written
+                for z in band_rows {
+                    for m in 1..levels as i64 {
+                        let want = level - m;
+                        let slot = (want as usize) % levels;
+                        for (zz, &have) in slots[slot].iter().enumerate().take(z + r + 1).skip(z - r) {
+                            let inside = rows.contains(&zz);
+                            // Border rows are never written: any level is "there".
+                            assert!(
+                                !inside || have == want,
+                                "r={r} L={levels}: level {level} row {z} reads row {zz} of level {want}, finds {have}"
+                            );
+                        }
+                    }
+                    slots[level as usize % levels][z] = level;
+                    count[j][z] += 1;
+                }
+                Ok(())
+            })
+            .unwrap();
+            for (j, c) in count.iter().enumerate() {
+                for (z, &times) in c.iter().enumerate() {
+                    assert_eq!(times, usize::from(rows.contains(&z)), "step {j} row {z}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_plans_are_errors_naming_the_fix() {
+        let s = shape(4, 3, 4..100);
+        let e = BlockPlan::new(&s, 0, 8).unwrap_err().to_string();
+        assert!(e.contains("at least 1 time step"), "{e}");
+        let e = BlockPlan::new(&s, 4, 3).unwrap_err().to_string();
+        assert!(e.contains("at least 4 rows (radius 4)"), "{e}");
+        assert!("0".parse::<TimeBlock>().is_err());
+        assert!("fast".parse::<TimeBlock>().is_err());
+        assert_eq!("auto".parse::<TimeBlock>().unwrap(), TimeBlock::Auto);
+        assert_eq!("12".parse::<TimeBlock>().unwrap(), TimeBlock::Depth(12));
+    }
+
+    /// Auto: no blocking when the fields fit in half the cache; when they do not, a band
+    /// whose wavefront fits in a quarter of it.
+    #[test]
+    fn auto_blocks_only_grids_beyond_the_cache() {
+        let llc = 32 << 20;
+        // 1001 x 1001 f32, 4 fields: 16 MB <= 16 MiB.
+        let small = StepShape {
+            row_bytes: 1001 * 4 * 4,
+            ..shape(2, 3, 2..999)
+        };
+        assert_eq!(BlockPlan::auto(&small, 1001, llc), None);
+        let paper = StepShape {
+            row_bytes: 5001 * 4 * 4,
+            ..shape(2, 3, 2..1749)
+        };
+        let plan = BlockPlan::auto(&paper, 1751, llc).unwrap();
+        assert_eq!(
+            plan,
+            BlockPlan {
+                depth: 16,
+                band: 32
+            }
+        );
+        assert!(plan.rows_in_flight(&paper) * paper.row_bytes <= llc / 4);
+        // Rows so wide that even a minimal wavefront exceeds the cache: unblocked.
+        let wide = StepShape {
+            row_bytes: llc / 16,
+            ..shape(8, 3, 8..1000)
+        };
+        assert_eq!(BlockPlan::auto(&wide, 1008, llc), None);
+    }
+}

@@ -1,0 +1,365 @@
+//! The wave solver's blocked time loop: [`WaveSimulator::step_block`], which advances several
+//! time steps in one wavefront sweep ([`wavefront`]) with the source, the receivers and the
+//! absorbing layer applied on each band exactly as the unblocked [`WaveSimulator::step`]
+//! applies them to the whole field; and the choice, when a run is prepared, of whether and
+//! how to block ([`Blocking`]). The schedule itself is generic and lives in
+//! `solver/blocking.rs`; the kernels in [`crate::kernels`].
+//!
+//! Per band of step `it` (level `it + 1`), in the unblocked step's order: the fused step on
+//! the band, the additive source if the band holds the source row, the absorbing layer on
+//! the band's part of its strips, the receivers in the band, the source value for the
+//! step-boundary check, then the set source of step `it + 1` (inside the block only: the
+//! block's first set happens before the sweep, as in `step`). Everything a band applies is
+//! pointwise, and the wavefront reads a level only after its band was finished, so the
+//! blocked run is the unblocked one bit for bit.
+//!
+//! Blocks never cross a multiple of [`FINITE_CHECK_EVERY`] (the whole-field check) nor a
+//! snapshot; errors found on a level (a non-finite receiver or source value) are reported
+//! for the earliest level, in the unblocked order, after the sweep.
+
+use super::super::blocking::{ring_split, wavefront, BlockPlan, Blocking, StepShape, TimeBlock};
+use super::{check_finite, non_finite, StepFields, WaveSimulator, FINITE_CHECK_EVERY};
+use crate::kernels::{add_source, fd_step_in, fd_step_info, inject_source, FdAbsorb};
+use crate::launch::launch_in;
+use crate::solver::config::{SourceMode, StepKernels, WaveConfig};
+use crate::{Error, ExecutionSpace, HostField, Param, Real, Result, ScalarField};
+use std::any::{Any, TypeId};
+use std::ops::Range;
+
+/// The strips of an absorbing layer of width `w` on an `nz × nx` grid: top, bottom, then the
+/// sides between them (as `step` launches them).
+fn absorb_strips(w: usize, nz: usize, nx: usize) -> [(Range<usize>, Range<usize>); 4] {
+    [
+        (0..w, 0..nx),
+        (nz - w..nz, 0..nx),
+        (w..nz - w, 0..w),
+        (w..nz - w, nx - w..nx),
+    ]
+}
+
+/// The host slice of a field of a blocked run (blocking runs on host memory only).
+fn host_values<M: crate::MemorySpace, T: Real>(f: &ScalarField<M, T>) -> Result<&[T]> {
+    match (f as &dyn Any).downcast_ref::<HostField<T>>() {
+        Some(h) => Ok(h.as_slice()),
+        None => Err(Error::invalid(
+            Param::TimeBlock,
+            "a device field",
+            "temporal blocking runs on host memory only",
+        )),
+    }
+}
+
+impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
+    /// What the time loop of the last prepared run does about temporal blocking (set by
+    /// [`prepare`](Self::prepare) from [`WaveConfig::time_block`]); `None` before.
+    pub fn blocking(&self) -> Option<&Blocking> {
+        self.blocking.as_ref()
+    }
+
+    /// Decides, for [`prepare`](Self::prepare), whether the run is blocked and how. Errors:
+    /// a depth asked for on a GPU backend or with the split kernels, or a band that cannot
+    /// hold the stencil's radius.
+    pub(super) fn plan_blocking(&self, c: &WaveConfig) -> Result<Blocking> {
+        let asked = c.time_block;
+        let refuse = |why: &str, fix: &str| -> Result<Blocking> {
+            match asked {
+                TimeBlock::Auto => Ok(Blocking::Off(why.into())),
+                _ => Err(Error::invalid(
+                    Param::TimeBlock,
+                    asked.name(),
+                    format!("{why}: {fix}"),
+                )),
+            }
+        };
+        if asked == TimeBlock::Off {
+            return Ok(Blocking::Off("off was asked for".into()));
+        }
+        if TypeId::of::<ScalarField<E::Memory, T>>() != TypeId::of::<HostField<T>>() {
+            return refuse(
+                &format!(
+                    "the {} backend runs one time step per launch (temporal blocking is for the host backends)",
+                    E::NAME
+                ),
+                "use off or auto, or a host backend (serial, rayon)",
+            );
+        }
+        if c.kernels == StepKernels::Split {
+            return refuse(
+                "the split kernels run one time step per pass",
+                "use the fused step, or off",
+            );
+        }
+        let info = fd_step_info(c.space_order)?;
+        let shape = StepShape::for_stencil(info, 3, c.nz, c.nx * info.bytes_per_point::<T>())?;
+        let llc = crate::exec::cache_sizes().llc;
+        let plan = match asked {
+            TimeBlock::Off => unreachable!("handled above"),
+            TimeBlock::Auto => match BlockPlan::auto(&shape, c.nz, llc) {
+                Some(plan) => plan,
+                None => {
+                    return Ok(Blocking::Off(format!(
+                        "auto: the step's fields ({} MiB) fit in the last-level cache ({} MiB), or its rows are too wide for a wavefront",
+                        (c.nz * shape.row_bytes) >> 20,
+                        llc >> 20
+                    )))
+                }
+            },
+            TimeBlock::Depth(k) => BlockPlan::new(&shape, k, BlockPlan::band_for(&shape, k, llc))?,
+            TimeBlock::Fixed(plan) => BlockPlan::new(&shape, plan.depth, plan.band)?,
+        };
+        Ok(Blocking::On(BlockPlan {
+            depth: plan.depth.min(c.nt),
+            ..plan
+        }))
+    }
+
+    /// Steps the next block of [`run_with`](Self::run_with) holds: the plan's depth, ending
+    /// at the next snapshot (1 when the run is not blocked or none is prepared).
+    pub(super) fn block_steps(&self) -> usize {
+        let Some(run) = &self.run else { return 1 };
+        match (&run.blocking, run.config.snapshot_every) {
+            (Blocking::On(plan), Some(every)) => plan.depth.min(every - run.done % every),
+            (Blocking::On(plan), None) => plan.depth,
+            (Blocking::Off(_), _) => 1,
+        }
+    }
+
+    /// Runs up to `k` time steps as one block and returns the index of the last step run
+    /// (as [`step`](Self::step) does for one). The block ends early at the last step (`nt`)
+    /// and at the next multiple of [`FINITE_CHECK_EVERY`] (the whole-field check). When the
+    /// run is blocked ([`blocking`](Self::blocking)), the steps run in one wavefront sweep in
+    /// bands of the plan's rows; otherwise they are `k` calls of `step`. Either way the
+    /// fields and traces afterwards are those of `k` calls of `step`, bit for bit; snapshots
+    /// and a user's reads happen between blocks.
+    ///
+    /// An error ([`Error::OutOfOrder`]) before [`prepare`](Self::prepare), once all steps
+    /// have run, or for `k = 0`.
+    pub fn step_block(&mut self, k: usize) -> Result<usize> {
+        let (done, nt, band) = match &self.run {
+            Some(run) => (
+                run.done,
+                run.config.nt,
+                match run.blocking {
+                    Blocking::On(plan) => Some(plan.band),
+                    Blocking::Off(_) => None,
+                },
+            ),
+            None => return self.step(),
+        };
+        if k == 0 {
+            return Err(Error::OutOfOrder {
+                call: "WaveSimulator::step_block",
+                problem: "a block of 0 steps".into(),
+                fix: "ask for at least 1 step",
+            });
+        }
+        let to_check = FINITE_CHECK_EVERY - done % FINITE_CHECK_EVERY;
+        let k = k.min(nt.saturating_sub(done)).min(to_check);
+        match band {
+            Some(band) if k > 1 => self.sweep(k, band),
+            _ => {
+                let mut last = self.step()?;
+                for _ in 1..k {
+                    last = self.step()?;
+                }
+                Ok(last)
+            }
+        }
+    }
+
+    /// `k >= 2` steps of a blocked run in one wavefront sweep of bands of `band` rows.
+    fn sweep(&mut self, k: usize, band: usize) -> Result<usize> {
+        let space = &self.space;
+        let run = self.run.as_mut().expect("step_block checked the run");
+        let super::Run {
+            config: c,
+            done,
+            p,
+            pold,
+            pnew,
+            work,
+            eta,
+            wavelet,
+            receivers,
+            traces,
+            ..
+        } = run;
+        let StepFields::Fused { kv2 } = &*work else {
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                "split kernels",
+                "only the fused step is blocked",
+            ));
+        };
+        let t = *done;
+        let info = fd_step_info(c.space_order)?;
+        let shape = StepShape::for_stencil(info, 3, c.nz, c.nx * info.bytes_per_point::<T>())?;
+        let plan = BlockPlan::new(&shape, k, band)?;
+        let cols = shape.radius..c.nx - shape.radius;
+        let src = c.src_z * c.nx + c.src_x;
+        let nrec = receivers.len();
+        if c.source_mode == SourceMode::Set {
+            add_source(space, p, wavelet[t], c.src_z, c.src_x)?;
+        }
+        // The value at the source after each step, for the step-boundary check.
+        let mut at_source = vec![T::ZERO; k];
+        // Ring slots: level t - 1 (pold), t (p), t + 1 (pnew), t + 2 (pold's buffer), ...
+        let mut ring = [&mut *pold, &mut *p, &mut *pnew];
+        // One pool for the whole sweep: its many small launches start without a wake-up.
+        let at_source_ref = &mut at_source;
+        space.install(|| {
+            wavefront(&shape, &plan, k, |j, rows| {
+                let it = t + j;
+                let (out, ins) = ring_split(&mut ring, (j + 2) % 3);
+                let (level, before) = (&**ins[0], &**ins[1]);
+                let out: &mut ScalarField<E::Memory, T> = out;
+                fd_step_in(
+                    space,
+                    c.space_order,
+                    rows.clone(),
+                    cols.clone(),
+                    out,
+                    level,
+                    before,
+                    kv2,
+                )?;
+                let has_source = rows.contains(&c.src_z);
+                if has_source && c.source_mode == SourceMode::Add {
+                    inject_source(space, out, wavelet[it], c.src_z, c.src_x)?;
+                }
+                if let Some(eta) = eta {
+                    for (strip, strip_cols) in absorb_strips(c.absorb, c.nz, c.nx) {
+                        let part = strip.start.max(rows.start)..strip.end.min(rows.end);
+                        if !part.is_empty() {
+                            launch_in::<FdAbsorb, E, T>(
+                                space,
+                                part,
+                                strip_cols,
+                                &mut [&mut *out],
+                                &[before, eta],
+                                &[],
+                            )?;
+                        }
+                    }
+                }
+                let values = host_values(out)?;
+                for (q, (&flat, &(z, _))) in receivers.iter().zip(&c.receivers).enumerate() {
+                    if rows.contains(&z) {
+                        traces[it * nrec + q] = values[flat];
+                    }
+                }
+                if has_source {
+                    at_source_ref[j] = values[src];
+                    if c.source_mode == SourceMode::Set && j + 1 < k {
+                        add_source(space, out, wavelet[it + 1], c.src_z, c.src_x)?;
+                    }
+                }
+                Ok(())
+            })
+        })?;
+        // The ring after k steps is the unblocked loop's after k rotations.
+        for _ in 0..k {
+            pold.swap(p);
+            p.swap(pnew);
+        }
+        // The unblocked step's checks, level by level: receivers, then the source point.
+        for (j, &value) in at_source.iter().enumerate() {
+            let it = t + j;
+            let row = &traces[it * nrec..(it + 1) * nrec];
+            if let Some(q) = row.iter().position(|v| !v.to_f64().is_finite()) {
+                let (z, x) = c.receivers[q];
+                *done = it;
+                return Err(non_finite::<T>(it + 1, row[q], z, x, "at receiver"));
+            }
+            if j + 1 < k && !value.to_f64().is_finite() {
+                *done = it;
+                return Err(non_finite::<T>(
+                    it + 1,
+                    value,
+                    c.src_z,
+                    c.src_x,
+                    "at the source,",
+                ));
+            }
+        }
+        check_finite(p, c, t + k).inspect_err(|_| *done = t + k - 1)?;
+        *done = t + k;
+        Ok(t + k - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::config::Layer;
+    use crate::Serial;
+
+    /// A NaN put into the field stops a blocked run at the same step, with the same words, as
+    /// the unblocked one: near the source (the source check of an inner level of a block),
+    /// at a receiver, and far away (the whole-field check at step 64, a block boundary).
+    #[test]
+    fn a_non_finite_value_stops_a_blocked_run_at_the_unblocked_step() {
+        // (grid rows, NaN row, NaN column, receivers, the error's words): 4 and 7 are inner
+        // levels of the blocks of 7 that start at step 3; (197, 197) is 339 cells from the
+        // source, so only the whole-field check at step 64 finds it.
+        for (n, z, x, receivers, want) in [
+            (
+                60,
+                20,
+                36,
+                vec![],
+                "at the source, row 20, column 35) after time step 4:",
+            ),
+            (
+                60,
+                40,
+                10,
+                vec![(5, 5), (45, 12)],
+                "at receiver row 45, column 12) after time step 7:",
+            ),
+            (200, 197, 197, vec![], "after time step 64:"),
+        ] {
+            let errors: Vec<String> = [
+                TimeBlock::Off,
+                TimeBlock::Fixed(BlockPlan { depth: 7, band: 3 }),
+            ]
+            .into_iter()
+            .map(|time_block| {
+                let config = WaveConfig {
+                    nz: n,
+                    nx: n.max(70),
+                    nt: 120,
+                    dt: 0.0005,
+                    dh: 5.0,
+                    src_z: 20,
+                    src_x: 35,
+                    fpeak: 25.0,
+                    vmin: 2000.0,
+                    layers: vec![Layer {
+                        z0: 40,
+                        z1: 60,
+                        velocity: 3500.0,
+                    }],
+                    receivers: receivers.clone(),
+                    time_block,
+                    ..WaveConfig::paper()
+                };
+                let mut sim = WaveSimulator::<Serial>::with_config(Serial, config);
+                sim.prepare().unwrap();
+                for _ in 0..3 {
+                    sim.step().unwrap();
+                }
+                sim.run.as_mut().unwrap().p[(z, x)] = f32::NAN;
+                loop {
+                    if let Err(e) = sim.step_block(sim.block_steps()) {
+                        assert!(matches!(e, Error::NonFinite { .. }), "{e}");
+                        break e.to_string();
+                    }
+                }
+            })
+            .collect();
+            assert_eq!(errors[0], errors[1], "NaN at ({z}, {x})");
+            assert!(errors[0].contains(want), "{}", errors[0]);
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! Temporal blocking: a blocked run equals the unblocked loop bit for bit (wavefield and
+//! seismogram), for every space order, uneven grids, small forced bands (many bands and
+//! blocks, bands crossing the source, the receivers and the absorbing layer), set and add
+//! sources, f32 and f64, serial and rayon; snapshots and a user's mixed `step` /
+//! `step_block` loop; a user's own two-level stencil (heat) blocked through the same API; and
+//! bad input.
+
+use ppstencil::launch::{launch_in, Stencil};
+use ppstencil::solver::blocking::{ring_split, wavefront, BlockPlan, StepShape};
+use ppstencil::solver::{Blocking, SourceMode, TimeBlock};
+use ppstencil::{
+    stencil, ExecutionSpace, HostField, MemSpaceHost, Rayon, Real, Serial, WaveConfig,
+    WaveSimulator,
+};
+
+/// An uneven grid with a layer, receivers on a line through the source, in the absorbing
+/// layer and on the border, a source off-centre.
+fn config(order: usize, mode: SourceMode, absorb: usize, time_block: TimeBlock) -> WaveConfig {
+    let (nz, nx) = (53, 47);
+    let mut receivers: Vec<(usize, usize)> = (0..nx).step_by(3).map(|x| (21, x)).collect();
+    receivers.extend([(0, 5), (2, 40), (nz - 1, 7), (50, 3), (21, 17), (37, 30)]);
+    WaveConfig {
+        nz,
+        nx,
+        nt: 75, // crosses the whole-field check at 64: a block boundary
+        dt: 0.0005,
+        dh: 5.0,
+        src_z: 21,
+        src_x: 17,
+        fpeak: 30.0,
+        vmin: 2000.0,
+        layers: vec![ppstencil::solver::Layer {
+            z0: 30,
+            z1: 53,
+            velocity: 2600.0,
+        }],
+        space_order: order,
+        absorb,
+        source_mode: mode,
+        receivers,
+        time_block,
+        ..WaveConfig::paper()
+    }
+}
+
+fn bits<T: Real>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|x| x.to_f64().to_bits()).collect()
+}
+
+/// Runs `c` unblocked and blocked on `space`; asserts the blocked run did block and that
+/// both wavefields and seismograms are equal bit for bit.
+fn same_bits<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real>(space: &E, c: &WaveConfig) {
+    let mut off = WaveSimulator::<E, T>::with_config(
+        space.clone(),
+        WaveConfig {
+            time_block: TimeBlock::Off,
+            ..c.clone()
+        },
+    );
+    off.run().expect("unblocked run");
+    let mut on = WaveSimulator::<E, T>::with_config(space.clone(), c.clone());
+    on.run().expect("blocked run");
+    assert!(
+        matches!(on.blocking(), Some(Blocking::On(_))),
+        "{:?}",
+        on.blocking()
+    );
+    let (a, b) = (off.wavefield_host().unwrap(), on.wavefield_host().unwrap());
+    assert!(a.max_abs().to_f64() > 1e-6, "the wave must have propagated");
+    let what = format!(
+        "order {} {:?} absorb {} {:?} {} {}",
+        c.space_order,
+        c.source_mode,
+        c.absorb,
+        c.time_block,
+        E::NAME,
+        T::NAME
+    );
+    assert!(
+        bits(a.as_slice()) == bits(b.as_slice()),
+        "wavefield: {what}"
+    );
+    let (sa, sb) = (off.seismogram().unwrap(), on.seismogram().unwrap());
+    assert_eq!((sa.nt, sa.nrec), (sb.nt, sb.nrec));
+    assert!(
+        sa.data.iter().any(|v| v.to_f64() != 0.0),
+        "receivers recorded the wave"
+    );
+    assert!(bits(&sa.data) == bits(&sb.data), "seismogram: {what}");
+}
+
+fn fixed(depth: usize, band: usize) -> TimeBlock {
+    TimeBlock::Fixed(BlockPlan { depth, band })
+}
+
+#[test]
+fn every_order_both_sources_serial_f32() {
+    for order in (2..=16).step_by(2) {
+        let r = order / 2;
+        for mode in [SourceMode::Set, SourceMode::Add] {
+            for (depth, band) in [(5, r), (8, r + 3)] {
+                same_bits::<_, f32>(&Serial, &config(order, mode, 6, fixed(depth, band)));
+            }
+        }
+    }
+}
+
+#[test]
+fn rayon_and_f64_and_rigid_border() {
+    let rayon = Rayon::with_threads(2).unwrap();
+    let small_tasks = Rayon::with_threads(2).unwrap().chunk_rows(1);
+    for order in [2, 4, 8, 16] {
+        let r = order / 2;
+        for mode in [SourceMode::Set, SourceMode::Add] {
+            same_bits::<_, f32>(&rayon, &config(order, mode, 6, fixed(7, r + 1)));
+            same_bits::<_, f32>(&small_tasks, &config(order, mode, 0, fixed(3, r)));
+            same_bits::<_, f64>(&rayon, &config(order, mode, 5, fixed(6, 2 * r)));
+            same_bits::<_, f64>(&Serial, &config(order, mode, 0, TimeBlock::Depth(16)));
+        }
+    }
+}
+
+/// A depth of the whole run, and a band larger than the grid (one band per step).
+#[test]
+fn extreme_plans() {
+    for (depth, band) in [(75, 2), (75, 1000), (1, 2), (2, 1)] {
+        let c = config(4, SourceMode::Set, 6, fixed(depth, band.max(2)));
+        same_bits::<_, f32>(&Serial, &c);
+    }
+}
+
+/// Snapshots cut blocks: the frames of a blocked run are the unblocked run's, at the same
+/// steps.
+#[test]
+fn snapshots_and_progress_match() {
+    let frames = |tb: TimeBlock| {
+        let c = WaveConfig {
+            snapshot_every: Some(7),
+            ..config(6, SourceMode::Add, 6, tb)
+        };
+        let mut sim = WaveSimulator::<Serial>::with_config(Serial, c);
+        let (mut seen, mut progress) = (Vec::new(), Vec::new());
+        sim.run_with(
+            |done, _| progress.push(done),
+            |step, p| {
+                seen.push((step, bits(p.as_slice())));
+                Ok(())
+            },
+        )
+        .unwrap();
+        (seen, progress)
+    };
+    let (a, pa) = frames(TimeBlock::Off);
+    let (b, pb) = frames(fixed(5, 3));
+    assert_eq!(a.len(), 75 / 7);
+    assert!(a == b, "snapshots differ");
+    assert_eq!(pa, (1..=75).collect::<Vec<_>>());
+    assert_eq!(pa, pb);
+}
+
+/// A user's loop mixing `step` and `step_block` equals `run()`; blocks stop at `nt`.
+#[test]
+fn a_user_loop_of_blocks_and_steps() {
+    let c = config(8, SourceMode::Set, 6, fixed(4, 4));
+    let mut whole = WaveSimulator::<Serial>::with_config(
+        Serial,
+        WaveConfig {
+            time_block: TimeBlock::Off,
+            ..c.clone()
+        },
+    );
+    whole.run().unwrap();
+    let mut user = WaveSimulator::<Serial>::with_config(Serial, c);
+    user.prepare().unwrap();
+    let mut k = 1;
+    while user.steps_done() < user.time_steps() {
+        // The contract: k steps, cut at nt and at the next multiple of 64.
+        let before = user.steps_done();
+        let want = k.min(75 - before).min(64 - before % 64);
+        assert_eq!(user.step_block(k).unwrap(), before + want - 1, "k = {k}");
+        if user.steps_done() < user.time_steps() {
+            assert_eq!(user.step().unwrap(), before + want);
+        }
+        k = k % 9 + 1;
+    }
+    assert!(user.step_block(3).is_err(), "all steps have run");
+    user.finish().unwrap();
+    assert!(
+        bits(whole.wavefield_host().unwrap().as_slice())
+            == bits(user.wavefield_host().unwrap().as_slice())
+    );
+    assert!(bits(&whole.seismogram().unwrap().data) == bits(&user.seismogram().unwrap().data));
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_fix() {
+    let err = |tb: TimeBlock| {
+        let mut sim =
+            WaveSimulator::<Serial>::with_config(Serial, config(8, SourceMode::Set, 0, tb));
+        sim.run().expect_err("must be refused").to_string()
+    };
+    let e = err(TimeBlock::Depth(76));
+    assert!(e.contains("nt = 75") && e.contains("depth <= 75"), "{e}");
+    let e = err(fixed(4, 3));
+    assert!(e.contains("at least 4 rows (radius 4)"), "{e}");
+    let e = err(fixed(0, 3));
+    assert!(e.contains("at least 1 time step"), "{e}");
+    let e = "4:x".parse::<TimeBlock>().unwrap_err().to_string();
+    assert!(e.contains("K:B"), "{e}");
+    let mut split = config(4, SourceMode::Set, 0, TimeBlock::Depth(4));
+    split.kernels = ppstencil::StepKernels::Split;
+    let e = WaveSimulator::<Serial>::with_config(Serial, split.clone())
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("split kernels"), "{e}");
+    // Auto falls back, saying why; the run is the unblocked one.
+    split.time_block = TimeBlock::Auto;
+    let mut sim = WaveSimulator::<Serial>::with_config(Serial, split);
+    sim.run().unwrap();
+    assert!(
+        matches!(sim.blocking(), Some(Blocking::Off(why)) if why.contains("split")),
+        "{:?}",
+        sim.blocking()
+    );
+    // Auto on a grid that fits in the cache: unblocked, and it says so.
+    let mut sim = WaveSimulator::<Serial>::with_config(
+        Serial,
+        config(4, SourceMode::Set, 0, TimeBlock::Auto),
+    );
+    sim.run().unwrap();
+    assert!(
+        matches!(sim.blocking(), Some(Blocking::Off(why)) if why.contains("cache")),
+        "{:?}",
+        sim.blocking()
+    );
+}
+
+stencil! {
+    /// A user's explicit heat step: two time levels, radius 1.
+    pub fn heat(unew: out, u: in, alpha: real) {
+        unew[0, 0] = u[0, 0] + alpha * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] - 4.0 * u[0, 0]);
+    }
+}
+
+/// The initial heat field: a hot spot and a warm border (the border never changes and both
+/// buffers of the ring hold it).
+fn heat_init(nz: usize, nx: usize) -> HostField<f64> {
+    HostField::from_fn(nz, nx, |z, x| {
+        let border = z == 0 || x == 0 || z == nz - 1 || x == nx - 1;
+        if border {
+            0.5
+        } else if (z, x) == (nz / 3, nx / 2) {
+            100.0
+        } else {
+            0.0
+        }
+    })
+    .unwrap()
+}
+
+/// The user's heat step blocked with the same schedule as the solver's step (a ring of 2
+/// levels, radius from the IR), on serial and rayon, equals the plain loop of the generated
+/// function bit for bit.
+#[test]
+fn a_user_two_level_stencil_runs_blocked() {
+    let (nz, nx, steps, alpha) = (41, 29, 37, 0.2);
+    // The reference: the generated function, one step at a time, swapping.
+    let mut u = heat_init(nz, nx);
+    let mut unew = heat_init(nz, nx);
+    for _ in 0..steps {
+        heat(&Serial, &mut unew, &u, alpha).unwrap();
+        u.swap(&mut unew);
+    }
+    let shape = StepShape::for_stencil(&Heat::INFO, 2, nz, nx * 16).unwrap();
+    assert_eq!((shape.radius, shape.domain.clone()), (1, 1..nz - 1));
+    fn blocked<E: ExecutionSpace<Memory = MemSpaceHost>>(
+        space: &E,
+        shape: &StepShape,
+        plan: BlockPlan,
+        steps: usize,
+        alpha: f64,
+    ) -> HostField<f64> {
+        let (nz, nx) = (shape.domain.end + 1, 29);
+        let mut ring = [heat_init(nz, nx), heat_init(nz, nx)];
+        let mut done = 0;
+        while done < steps {
+            let k = plan.depth.min(steps - done);
+            wavefront(shape, &plan, k, |j, rows| {
+                // Level done + j + 1 goes to slot (done + j + 1) % 2.
+                let (out, ins) = ring_split(&mut ring, (done + j + 1) % 2);
+                launch_in::<Heat, E, f64>(space, rows, 1..nx - 1, &mut [out], &[ins[0]], &[alpha])
+            })
+            .unwrap();
+            done += k;
+        }
+        let [a, b] = ring;
+        if steps % 2 == 0 {
+            a
+        } else {
+            b
+        }
+    }
+    for plan in [
+        BlockPlan::new(&shape, 5, 1).unwrap(),
+        BlockPlan::new(&shape, 8, 3).unwrap(),
+        BlockPlan::new(&shape, 37, 100).unwrap(),
+    ] {
+        for got in [
+            blocked(&Serial, &shape, plan, steps, alpha),
+            blocked(&Rayon::with_threads(2).unwrap(), &shape, plan, steps, alpha),
+        ] {
+            assert!(
+                u.as_slice()[(nz / 3) * nx + nx / 2 + 3] > 0.0,
+                "heat spread"
+            );
+            assert!(
+                bits(u.as_slice()) == bits(got.as_slice()),
+                "heat blocked {plan:?}"
+            );
+        }
+    }
+}
