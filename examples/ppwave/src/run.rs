@@ -64,6 +64,8 @@ pub fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
         Param::Vmin => "--vmin",
         Param::SourceZ => "--src-z",
         Param::SourceX => "--src-x",
+        Param::SourceY => "--src-y",
+        Param::Ny => "--ny",
         Param::Layer => "--layer",
         Param::Threads => "--threads",
         Param::SpaceOrder => "--space-order",
