@@ -51,7 +51,10 @@ impl ReceiverLine {
     /// ```
     pub fn positions_3d(&self) -> Vec<(usize, usize, usize)> {
         let y = self.y.unwrap_or(0);
-        self.positions().into_iter().map(|(z, x)| (z, y, x)).collect()
+        self.positions()
+            .into_iter()
+            .map(|(z, x)| (z, y, x))
+            .collect()
     }
 }
 
@@ -72,7 +75,9 @@ impl FromStr for ReceiverLine {
         };
         let parts: Vec<&str> = s.split(':').collect();
         if parts.len() != 4 && parts.len() != 5 {
-            return Err(bad("expected four (2D) or five (3D) fields separated by `:`"));
+            return Err(bad(
+                "expected four (2D) or five (3D) fields separated by `:`",
+            ));
         }
         let mut v = Vec::new();
         for part in &parts {
@@ -93,13 +98,7 @@ impl FromStr for ReceiverLine {
         if step == 0 {
             return Err(bad("STEP must be at least 1"));
         }
-        Ok(ReceiverLine {
-            z,
-            y,
-            x0,
-            x1,
-            step,
-        })
+        Ok(ReceiverLine { z, y, x0, x1, step })
     }
 }
 

@@ -355,9 +355,15 @@ impl RunArgs {
         let ny = self.ny.unwrap_or(1);
         let lines = self.receivers.iter().flatten();
         let (receivers, receivers_3d) = if ny == 1 {
-            (lines.flat_map(ReceiverLine::positions).collect(), Vec::new())
+            (
+                lines.flat_map(ReceiverLine::positions).collect(),
+                Vec::new(),
+            )
         } else {
-            (Vec::new(), lines.flat_map(ReceiverLine::positions_3d).collect())
+            (
+                Vec::new(),
+                lines.flat_map(ReceiverLine::positions_3d).collect(),
+            )
         };
         WaveConfig {
             nz,

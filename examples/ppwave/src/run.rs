@@ -230,8 +230,12 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     // Receivers: each line, then the file, must lie in the grid.
     for line in o.receivers.iter().flatten() {
         let wrong = match (o.ny, line.y) {
-            (None, Some(_)) => Some("Z:Y:X0:X1:STEP is a 3D line: add --ny N, or write Z:X0:X1:STEP"),
-            (Some(_), None) => Some("a 3D run (--ny) needs lines Z:Y:X0:X1:STEP (row Z of plane Y)"),
+            (None, Some(_)) => {
+                Some("Z:Y:X0:X1:STEP is a 3D line: add --ny N, or write Z:X0:X1:STEP")
+            }
+            (Some(_), None) => {
+                Some("a 3D run (--ny) needs lines Z:Y:X0:X1:STEP (row Z of plane Y)")
+            }
             _ => None,
         };
         if let Some(why) = wrong {
@@ -327,7 +331,8 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     // On the host, refuse a run that cannot fit in memory before it starts, rather than
     // letting the kernel's out-of-memory killer stop it half-way.
     if matches!(o.backend(), Backend::Serial | Backend::Rayon) {
-        let grid_bytes = (nz as f64) * (ny as f64) * (nx as f64) * (FIELDS_PER_POINT * bytes) as f64;
+        let grid_bytes =
+            (nz as f64) * (ny as f64) * (nx as f64) * (FIELDS_PER_POINT * bytes) as f64;
         let steps = nt_bytes(&config, bytes).unwrap_or(usize::MAX) as f64;
         if let Some(avail) = available_memory() {
             let gib = |b: f64| b / (1u64 << 30) as f64;

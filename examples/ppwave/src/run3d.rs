@@ -124,7 +124,10 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
     let recs = &config.receivers_3d;
     let in_plane = |keep: &dyn Fn(&(usize, usize, usize)) -> bool,
                     proj: &dyn Fn(&(usize, usize, usize)) -> (usize, usize)| {
-        recs.iter().filter(|r| keep(r)).map(proj).collect::<Vec<_>>()
+        recs.iter()
+            .filter(|r| keep(r))
+            .map(proj)
+            .collect::<Vec<_>>()
     };
     let b_zx = cut_backdrop(
         config,

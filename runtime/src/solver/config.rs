@@ -234,7 +234,10 @@ impl WaveConfig {
     /// The receivers as `[z, y, x]` (`y` = 0 in 2D), in trace order.
     pub fn receiver_points(&self) -> Vec<[usize; 3]> {
         if self.dims() == 3 {
-            self.receivers_3d.iter().map(|&(z, y, x)| [z, y, x]).collect()
+            self.receivers_3d
+                .iter()
+                .map(|&(z, y, x)| [z, y, x])
+                .collect()
         } else {
             self.receivers.iter().map(|&(z, x)| [z, 0, x]).collect()
         }
@@ -455,7 +458,9 @@ impl WaveConfig {
                 return Err(Error::invalid(
                     Param::VelocityModel,
                     format!("a {}D model", m.dims()),
-                    format!("a {dims}D run needs a {dims}D velocity model (its shape sets the grid)"),
+                    format!(
+                        "a {dims}D run needs a {dims}D velocity model (its shape sets the grid)"
+                    ),
                 ));
             }
             if (m.nz(), m.ny(), m.nx()) != (self.nz, self.ny, self.nx) {

@@ -10,11 +10,9 @@ use super::physics::{absorbing_eta, layer_depth, source_sample};
 use crate::launch::launch_in_region;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
-use crate::{
-    Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField,
-};
-use std::ops::Range;
+use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
 use std::any::Any;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 /// A host field of `D` dimensions.
@@ -180,7 +178,12 @@ fn check_finite<M: MemorySpace, T: Real, const D: usize>(
         let values = host.as_slice();
         let src = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
         if !values[src].to_f64().is_finite() {
-            return Err(non_finite::<T>(step, values[src], &at(src), "at the source,"));
+            return Err(non_finite::<T>(
+                step,
+                values[src],
+                &at(src),
+                "at the source,",
+            ));
         }
         if whole {
             if let Some(k) = first_bad(values) {
@@ -538,7 +541,12 @@ where
         let eta = match (&v_host, c.absorb) {
             (Some(vh), width) if width > 0 => {
                 let mut host = HostFieldN::<T, D>::zeros(shape)?;
-                for (k, (e, v)) in host.as_mut_slice().iter_mut().zip(vh.as_slice()).enumerate() {
+                for (k, (e, v)) in host
+                    .as_mut_slice()
+                    .iter_mut()
+                    .zip(vh.as_slice())
+                    .enumerate()
+                {
                     // The depths along each axis add their contributions (z, then y, x).
                     let mut rest = k;
                     let mut index = [0usize; D];
@@ -768,7 +776,11 @@ where
             nt: run.done,
             nrec,
             dt: c.dt,
-            positions: c.receiver_points().iter().map(|&[z, _, x]| (z, x)).collect(),
+            positions: c
+                .receiver_points()
+                .iter()
+                .map(|&[z, _, x]| (z, x))
+                .collect(),
             data,
         });
         let points = (c.nz * c.ny * c.nx) as f64 * run.done as f64;
