@@ -121,32 +121,25 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
     let f32s = |h: &[T]| h.iter().map(|x| x.to_f64() as f32).collect::<Vec<f32>>();
     let [pzx, pzy, pyx] = cuts(&f32s(p.as_slice()), shape, src);
     let [vzx, vzy, vyx] = cuts(&f32s(v.as_slice()), shape, src);
-    let recs = &config.receivers_3d;
-    let in_plane = |keep: &dyn Fn(&(usize, usize, usize)) -> bool,
-                    proj: &dyn Fn(&(usize, usize, usize)) -> (usize, usize)| {
-        recs.iter()
-            .filter(|r| keep(r))
-            .map(proj)
+    // The receivers in the cut through the source across `axis` (0: z, 1: y, 2: x), on its
+    // other two axes.
+    let in_plane = |axis: usize| {
+        let (u, w) = match axis {
+            0 => (1, 2),
+            1 => (0, 2),
+            _ => (0, 1),
+        };
+        config
+            .receivers_3d
+            .iter()
+            .map(|&(z, y, x)| [z, y, x])
+            .filter(|r| r[axis] == src[axis])
+            .map(|r| (r[u], r[w]))
             .collect::<Vec<_>>()
     };
-    let b_zx = cut_backdrop(
-        config,
-        &vzx,
-        (src[0], src[2]),
-        in_plane(&|r| r.1 == src[1], &|r| (r.0, r.2)),
-    )?;
-    let b_zy = cut_backdrop(
-        config,
-        &vzy,
-        (src[0], src[1]),
-        in_plane(&|r| r.2 == src[2], &|r| (r.0, r.1)),
-    )?;
-    let b_yx = cut_backdrop(
-        config,
-        &vyx,
-        (src[1], src[2]),
-        in_plane(&|r| r.0 == src[0], &|r| (r.1, r.2)),
-    )?;
+    let b_zx = cut_backdrop(config, &vzx, (src[0], src[2]), in_plane(1))?;
+    let b_zy = cut_backdrop(config, &vzy, (src[0], src[1]), in_plane(2))?;
+    let b_yx = cut_backdrop(config, &vyx, (src[1], src[2]), in_plane(0))?;
     let mut clip = 0.0;
     out.write("wavefield.png", |f| {
         let title = format!(
