@@ -695,10 +695,21 @@ impl WaveConfig {
     }
 
     /// [`velocity_model`](Self::velocity_model) as a `D`-dimensional field (`D` = 3 for a 3D
-    /// run: shape `nz × ny × nx`).
+    /// run: shape `nz × ny × nx`); an error when `D` is not the run's dimensionality.
     pub fn velocity_model_in<T: Real, const D: usize>(
         &self,
     ) -> Result<ScalarField<MemSpaceHost, T, D>> {
+        if D != self.dims() {
+            return Err(Error::invalid(
+                Param::Ny,
+                self.ny,
+                format!(
+                    "the velocity model of a {}D run ({}) is not a {D}D field",
+                    self.dims(),
+                    self.grid_words()
+                ),
+            ));
+        }
         let mut v = ScalarField::<MemSpaceHost, T, D>::zeros(super::dims::trailing::<D>([
             self.nz, self.ny, self.nx,
         ]))?;
