@@ -285,6 +285,10 @@ pub enum Param {
     Nz,
     /// Columns of the grid, `nx`.
     Nx,
+    /// Planes along y of a 3D grid, `ny` (1: a 2D run).
+    Ny,
+    /// Source plane along y of a 3D run, `src_y`.
+    SourceY,
     /// The grid as a whole, `nz x nx` (too many points).
     GridSize,
     /// Number of time steps, `nt`.
@@ -334,6 +338,8 @@ impl std::fmt::Display for Param {
         f.write_str(match self {
             Param::Nz => "nz",
             Param::Nx => "nx",
+            Param::Ny => "ny",
+            Param::SourceY => "src_y",
             Param::GridSize => "nz x nx",
             Param::Nt => "nt",
             Param::TimeStep => "dt",

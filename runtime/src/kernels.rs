@@ -20,6 +20,10 @@
 //! [`fd_step_of_order`]); `inject_source` adds to the source point instead of setting it;
 //! `fd_absorb` damps the absorbing layer. The border that stays zero is the order's radius
 //! `N / 2`.
+//!
+//! 3D: `add_source_3d`, `inject_source_3d`, `fd_kv2_3d`, `fd_absorb_3d` and the fused steps
+//! `fd_step_3d_2` ... `fd_step_3d_16` (dispatch with [`fd_step_3d_of_order`]) are the same
+//! updates on `(nz, ny, nx)` fields, with `laplacian(p, N)` summing the three axes.
 
 use crate::{stencil, Error, ExecutionSpace, Param, Real, Result, ScalarField};
 
@@ -125,13 +129,83 @@ stencil! {
     pub fn fd_absorb(pnew: inout, pold: in, eta: in) {
         pnew[0, 0] = (pnew[0, 0] + eta[0, 0] * pold[0, 0]) / (1.0 + eta[0, 0]);
     }
+
+    /// [`add_source`] in 3D: sets the pressure at the source point `(iz, iy, ix)`.
+    #[at(iz, iy, ix)]
+    pub fn add_source_3d(p: out, value: real, iz: index, iy: index, ix: index) {
+        p[0, 0, 0] = value;
+    }
+
+    /// [`inject_source`] in 3D: adds `value` to the pressure at `(iz, iy, ix)`.
+    #[at(iz, iy, ix)]
+    pub fn inject_source_3d(p: inout, value: real, iz: index, iy: index, ix: index) {
+        p[0, 0, 0] = p[0, 0, 0] + value;
+    }
+
+    /// [`fd_kv2`] in 3D: `kv2 = dtdh2 v²`.
+    pub fn fd_kv2_3d(kv2: out, v: in, dtdh2: real) {
+        kv2[0, 0, 0] = dtdh2 * v[0, 0, 0] * v[0, 0, 0];
+    }
+
+    /// [`fd_absorb`] in 3D, run on the six faces' strips of the absorbing layer.
+    pub fn fd_absorb_3d(pnew: inout, pold: in, eta: in) {
+        pnew[0, 0, 0] = (pnew[0, 0, 0] + eta[0, 0, 0] * pold[0, 0, 0]) / (1.0 + eta[0, 0, 0]);
+    }
+
+    /// The fused 3D step at space order 2 (radius 1):
+    /// `pnew = 2 p - pold + kv2 (d²p/dz² + d²p/dy² + d²p/dx²)`.
+    pub fn fd_step_3d_2(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0, 0] = 2.0 * p[0, 0, 0] - pold[0, 0, 0] + kv2[0, 0, 0] * laplacian(p, 2);
+    }
+
+    /// The fused 3D step at space order 4 (radius 2):
+    /// `pnew = 2 p - pold + kv2 (d²p/dz² + d²p/dy² + d²p/dx²)`.
+    pub fn fd_step_3d_4(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0, 0] = 2.0 * p[0, 0, 0] - pold[0, 0, 0] + kv2[0, 0, 0] * laplacian(p, 4);
+    }
+
+    /// The fused 3D step at space order 6 (radius 3):
+    /// `pnew = 2 p - pold + kv2 (d²p/dz² + d²p/dy² + d²p/dx²)`.
+    pub fn fd_step_3d_6(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0, 0] = 2.0 * p[0, 0, 0] - pold[0, 0, 0] + kv2[0, 0, 0] * laplacian(p, 6);
+    }
+
+    /// The fused 3D step at space order 8 (radius 4):
+    /// `pnew = 2 p - pold + kv2 (d²p/dz² + d²p/dy² + d²p/dx²)`.
+    pub fn fd_step_3d_8(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0, 0] = 2.0 * p[0, 0, 0] - pold[0, 0, 0] + kv2[0, 0, 0] * laplacian(p, 8);
+    }
+
+    /// The fused 3D step at space order 10 (radius 5):
+    /// `pnew = 2 p - pold + kv2 (d²p/dz² + d²p/dy² + d²p/dx²)`.
+    pub fn fd_step_3d_10(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0, 0] = 2.0 * p[0, 0, 0] - pold[0, 0, 0] + kv2[0, 0, 0] * laplacian(p, 10);
+    }
+
+    /// The fused 3D step at space order 12 (radius 6):
+    /// `pnew = 2 p - pold + kv2 (d²p/dz² + d²p/dy² + d²p/dx²)`.
+    pub fn fd_step_3d_12(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0, 0] = 2.0 * p[0, 0, 0] - pold[0, 0, 0] + kv2[0, 0, 0] * laplacian(p, 12);
+    }
+
+    /// The fused 3D step at space order 14 (radius 7):
+    /// `pnew = 2 p - pold + kv2 (d²p/dz² + d²p/dy² + d²p/dx²)`.
+    pub fn fd_step_3d_14(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0, 0] = 2.0 * p[0, 0, 0] - pold[0, 0, 0] + kv2[0, 0, 0] * laplacian(p, 14);
+    }
+
+    /// The fused 3D step at space order 16 (radius 8):
+    /// `pnew = 2 p - pold + kv2 (d²p/dz² + d²p/dy² + d²p/dx²)`.
+    pub fn fd_step_3d_16(pnew: out, p: in, pold: in, kv2: in) {
+        pnew[0, 0, 0] = 2.0 * p[0, 0, 0] - pold[0, 0, 0] + kv2[0, 0, 0] * laplacian(p, 16);
+    }
 }
 
 /// Defines, from one list of `order => kernel / Marker`, the fused step's orders
 /// ([`SPACE_ORDERS`]) and its dispatch by order ([`fd_step_of_order`], [`fd_step_in`],
 /// [`fd_step_info`]).
 macro_rules! fused_steps {
-    ($($order:literal => $kernel:ident / $marker:ident),* $(,)?) => {
+    ($($order:literal => $kernel:ident / $marker:ident, $kernel3:ident);* $(;)?) => {
         /// The space orders with a fused step kernel: every even order from
         /// [`MIN_SPACE_ORDER`](crate::solver::MIN_SPACE_ORDER) to
         /// [`MAX_SPACE_ORDER`](crate::solver::MAX_SPACE_ORDER).
@@ -184,6 +258,21 @@ macro_rules! fused_steps {
                 _ => Err(no_fused_kernel(order)),
             }
         }
+
+        /// The 3D [`fd_step_of_order`]: runs `fd_step_3d_<order>`.
+        pub fn fd_step_3d_of_order<E: ExecutionSpace, T: Real>(
+            space: &E,
+            order: usize,
+            pnew: &mut ScalarField<E::Memory, T, 3>,
+            p: &ScalarField<E::Memory, T, 3>,
+            pold: &ScalarField<E::Memory, T, 3>,
+            kv2: &ScalarField<E::Memory, T, 3>,
+        ) -> Result<()> {
+            match order {
+                $($order => $kernel3(space, pnew, p, pold, kv2),)*
+                _ => Err(no_fused_kernel(order)),
+            }
+        }
     };
 }
 
@@ -195,20 +284,20 @@ fn no_fused_kernel(order: usize) -> Error {
         Ok(()) => Error::invalid(
             Param::SpaceOrder,
             order,
-            "is supported but has no fused kernel: add its fd_step_N to kernels.rs",
+            "is supported but has no fused kernel: add its fd_step_N and fd_step_3d_N to kernels.rs",
         ),
     }
 }
 
 fused_steps! {
-    2 => fd_step_2 / FdStep2,
-    4 => fd_step_4 / FdStep4,
-    6 => fd_step_6 / FdStep6,
-    8 => fd_step_8 / FdStep8,
-    10 => fd_step_10 / FdStep10,
-    12 => fd_step_12 / FdStep12,
-    14 => fd_step_14 / FdStep14,
-    16 => fd_step_16 / FdStep16,
+    2 => fd_step_2 / FdStep2, fd_step_3d_2;
+    4 => fd_step_4 / FdStep4, fd_step_3d_4;
+    6 => fd_step_6 / FdStep6, fd_step_3d_6;
+    8 => fd_step_8 / FdStep8, fd_step_3d_8;
+    10 => fd_step_10 / FdStep10, fd_step_3d_10;
+    12 => fd_step_12 / FdStep12, fd_step_3d_12;
+    14 => fd_step_14 / FdStep14, fd_step_3d_14;
+    16 => fd_step_16 / FdStep16, fd_step_3d_16;
 }
 
 /// Metadata of every acoustic kernel, for tools (`ppwave gen`, benchmarks).
@@ -230,6 +319,18 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         FdStep12::INFO,
         FdStep14::INFO,
         FdStep16::INFO,
+        AddSource3d::INFO,
+        InjectSource3d::INFO,
+        FdKv23d::INFO,
+        FdAbsorb3d::INFO,
+        FdStep3d2::INFO,
+        FdStep3d4::INFO,
+        FdStep3d6::INFO,
+        FdStep3d8::INFO,
+        FdStep3d10::INFO,
+        FdStep3d12::INFO,
+        FdStep3d14::INFO,
+        FdStep3d16::INFO,
     ]
 };
 

@@ -1,10 +1,10 @@
-//! [`VelocityModel`]: a 2D velocity model given as data (e.g. loaded from a `.npy` file),
+//! [`VelocityModel`]: a 2D or 3D velocity model given as data (e.g. loaded from a `.npy` file),
 //! validated once when it is made.
 
 use crate::{Error, Param, Real, Result};
 use std::sync::Arc;
 
-/// An `nz × nx` velocity model in m/s, row-major, every value finite and greater than 0.
+/// An `nz × nx` (or `nz × ny × nx`) velocity model in m/s, row-major, every value finite and greater than 0.
 ///
 /// It is part of [`WaveConfig`](crate::WaveConfig) (its shape sets `nz`, `nx`); the config's
 /// layers are applied on top of it. Cloning is cheap (the data is shared).
@@ -20,7 +20,9 @@ use std::sync::Arc;
 #[derive(Clone, Debug, PartialEq)]
 pub struct VelocityModel {
     nz: usize,
+    ny: usize,
     nx: usize,
+    dims: usize,
     values: Arc<[f64]>,
     vmax: f64,
 }
@@ -29,18 +31,42 @@ impl VelocityModel {
     /// A model of `nz` rows by `nx` columns from row-major `values` (`nz * nx` of them).
     /// Errors name the first value that is NaN, infinite or not greater than 0, and where.
     pub fn new(nz: usize, nx: usize, values: Vec<f64>) -> Result<Self> {
-        if nz == 0 || nx == 0 {
+        Self::with_shape(nz, 1, nx, 2, values)
+    }
+
+    /// A 3D model (`nz × ny × nx`, z slowest, x fastest) from row-major
+    /// `values` (`nz * ny * nx` of them), checked as [`new`](Self::new) checks a 2D one.
+    ///
+    /// ```
+    /// use ppstencil::model::VelocityModel;
+    /// let m = VelocityModel::new_3d(2, 2, 2, vec![1500.0; 8])?;
+    /// assert_eq!((m.nz(), m.ny(), m.nx(), m.dims()), (2, 2, 2, 3));
+    /// let e = VelocityModel::new_3d(1, 2, 2, vec![1.0, 1.0, 0.0, 1.0]).unwrap_err().to_string();
+    /// assert!(e.contains("plane 0, row 1, column 0"), "{e}");
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
+    pub fn new_3d(nz: usize, ny: usize, nx: usize, values: Vec<f64>) -> Result<Self> {
+        Self::with_shape(nz, ny, nx, 3, values)
+    }
+
+    fn with_shape(nz: usize, ny: usize, nx: usize, dims: usize, values: Vec<f64>) -> Result<Self> {
+        let shape = if dims == 3 {
+            format!("{nz} x {ny} x {nx}")
+        } else {
+            format!("{nz} x {nx}")
+        };
+        if nz == 0 || ny == 0 || nx == 0 {
             return Err(Error::invalid(
                 Param::VelocityModel,
-                format!("{nz} x {nx}"),
-                "both dimensions must be at least 1",
+                shape,
+                "every dimension must be at least 1",
             ));
         }
-        if nz.checked_mul(nx) != Some(values.len()) {
+        if nz.checked_mul(ny).and_then(|n| n.checked_mul(nx)) != Some(values.len()) {
             return Err(Error::invalid(
                 Param::VelocityModel,
                 format!("{} values", values.len()),
-                format!("a {nz} x {nx} model needs nz * nx values"),
+                format!("a {shape} model needs one value per point"),
             ));
         }
         let mut vmax = 0.0f64;
@@ -50,8 +76,9 @@ impl VelocityModel {
                     Param::Velocity,
                     v,
                     format!(
-                        "at row {}, column {}: every velocity of the model must be finite and greater than 0 m/s",
-                        k / nx,
+                        "at {}row {}, column {}: every velocity of the model must be finite and greater than 0 m/s",
+                        if dims == 3 { format!("plane {}, ", k / (ny * nx)) } else { String::new() },
+                        if dims == 3 { k / nx % ny } else { k / nx },
                         k % nx
                     ),
                 ));
@@ -60,7 +87,9 @@ impl VelocityModel {
         }
         Ok(VelocityModel {
             nz,
+            ny,
             nx,
+            dims,
             values: values.into(),
             vmax,
         })
@@ -74,6 +103,16 @@ impl VelocityModel {
     /// Rows.
     pub fn nz(&self) -> usize {
         self.nz
+    }
+
+    /// Planes along y (1 for a 2D model).
+    pub fn ny(&self) -> usize {
+        self.ny
+    }
+
+    /// 2 or 3.
+    pub fn dims(&self) -> usize {
+        self.dims
     }
 
     /// Columns.

@@ -22,6 +22,8 @@ use std::str::FromStr;
 pub struct ReceiverLine {
     /// Row of every receiver.
     pub z: usize,
+    /// Plane along y of every receiver, for a 3D run (`Z:Y:X0:X1:STEP`); `None` in 2D.
+    pub y: Option<usize>,
     /// First column.
     pub x0: usize,
     /// Last column (inclusive bound).
@@ -38,41 +40,65 @@ impl ReceiverLine {
             .map(|x| (self.z, x))
             .collect()
     }
+
+    /// The receiver positions `(z, y, x)` of a 3D line (`y` = 0 when the line has none).
+    ///
+    /// ```
+    /// use ppstencil::receivers::ReceiverLine;
+    /// let line: ReceiverLine = "10:7:0:4:2".parse()?;
+    /// assert_eq!(line.positions_3d(), vec![(10, 7, 0), (10, 7, 2), (10, 7, 4)]);
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
+    pub fn positions_3d(&self) -> Vec<(usize, usize, usize)> {
+        let y = self.y.unwrap_or(0);
+        self.positions()
+            .into_iter()
+            .map(|(z, x)| (z, y, x))
+            .collect()
+    }
 }
 
 impl FromStr for ReceiverLine {
     type Err = Error;
 
-    /// Parses `Z:X0:X1:STEP` (non-negative integers, `X0 <= X1`, `STEP >= 1`).
+    /// Parses `Z:X0:X1:STEP` (non-negative integers, `X0 <= X1`, `STEP >= 1`), or
+    /// `Z:Y:X0:X1:STEP` for a line along x in plane `Y` of a 3D grid.
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| {
             Error::invalid(
                 Param::Receivers,
                 s,
                 format!(
-                    "{why}; write Z:X0:X1:STEP, e.g. 10:0:500:5 (row 10, columns 0 to 500 every 5)"
+                    "{why}; write Z:X0:X1:STEP, e.g. 10:0:500:5 (row 10, columns 0 to 500 every 5), or Z:Y:X0:X1:STEP in 3D"
                 ),
             )
         };
         let parts: Vec<&str> = s.split(':').collect();
-        if parts.len() != 4 {
-            return Err(bad("expected four fields separated by `:`"));
+        if parts.len() != 4 && parts.len() != 5 {
+            return Err(bad(
+                "expected four (2D) or five (3D) fields separated by `:`",
+            ));
         }
-        let mut v = [0usize; 4];
-        for (slot, part) in v.iter_mut().zip(&parts) {
-            *slot = part
-                .trim()
-                .parse()
-                .map_err(|_| bad(&format!("`{part}` is not a non-negative integer")))?;
+        let mut v = Vec::new();
+        for part in &parts {
+            v.push(
+                part.trim()
+                    .parse::<usize>()
+                    .map_err(|_| bad(&format!("`{part}` is not a non-negative integer")))?,
+            );
         }
-        let [z, x0, x1, step] = v;
+        let (z, y, x0, x1, step) = match v[..] {
+            [z, x0, x1, step] => (z, None, x0, x1, step),
+            [z, y, x0, x1, step] => (z, Some(y), x0, x1, step),
+            _ => return Err(bad("expected four or five fields")),
+        };
         if x0 > x1 {
             return Err(bad("X0 must not be greater than X1"));
         }
         if step == 0 {
             return Err(bad("STEP must be at least 1"));
         }
-        Ok(ReceiverLine { z, x0, x1, step })
+        Ok(ReceiverLine { z, y, x0, x1, step })
     }
 }
 

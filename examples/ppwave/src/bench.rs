@@ -40,6 +40,14 @@ pub struct BenchArgs {
     /// Grid columns.
     #[arg(long, default_value_t = 4096)]
     pub nx: usize,
+    /// Planes along y: measure the 3D fused step (`fd_step_3d_<order>`) on an nz x ny x nx
+    /// grid instead of the 2D kernels (e.g. --nz 512 --ny 512 --nx 512; backends serial,
+    /// rayon, cuda, hip).
+    #[arg(long)]
+    pub ny: Option<usize>,
+    /// Space order of the 3D fused step (with --ny): even, 2 to 16.
+    #[arg(long, default_value_t = 8)]
+    pub space_order: usize,
     /// Backends to measure, comma-separated: serial, rayon, c (the hand-written C/OpenMP
     /// reference), cuda, hip, or all. Backends without a device are reported and skipped.
     #[arg(long, value_delimiter = ',', default_value = "all")]
@@ -587,6 +595,9 @@ fn mib(bytes: usize) -> String {
 /// Runs the benchmark and prints the report.
 pub fn run(args: &BenchArgs) -> Result<()> {
     let (backends, threads) = check(args)?;
+    if let Some(ny) = args.ny {
+        return run_3d(args, ny, &backends, threads);
+    }
     let cache = cache_sizes();
     let (nz, nx) = (args.nz, args.nx);
     let field_bytes = nz * nx * 4;
@@ -915,4 +926,153 @@ fn roofline_figure(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> roofline::Roo
         roofs,
         points,
     }
+}
+
+/// The 3D fused step `fd_step_3d_<order>` of `info` on `space`: the median and minimum time
+/// of one step over the host fields `p`, `pold`, `kv2` moved to the space.
+fn time_3d<E: ExecutionSpace>(
+    space: &E,
+    order: usize,
+    host: &[ScalarField<ppstencil::MemSpaceHost, f32, 3>; 3],
+    repeat: usize,
+) -> Result<(f64, f64)> {
+    let dev = |f: &ScalarField<ppstencil::MemSpaceHost, f32, 3>| {
+        ScalarField::<E::Memory, f32, 3>::from_host(f)
+    };
+    let (p, pold, kv2) = (dev(&host[0])?, dev(&host[1])?, dev(&host[2])?);
+    let mut pnew = ScalarField::<E::Memory, f32, 3>::zeros(host[0].shape())?;
+    time(repeat, || {
+        kernels::fd_step_3d_of_order(space, order, &mut pnew, &p, &pold, &kv2)?;
+        Ok(space.synchronize()?)
+    })
+}
+
+/// `ppwave bench --ny N`: the triad bandwidth on 1 and `threads` threads, then the 3D fused
+/// step of `--space-order` on each backend, with the IR's bytes and flops per point and the
+/// % of the triad measured in this run.
+fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize) -> Result<()> {
+    let (nz, nx, order) = (args.nz, args.nx, args.space_order);
+    ppstencil::solver::check_space_order(order)
+        .map_err(|e| crate::BadInput(format!("--space-order {order}: {e}")))?;
+    let name = format!("fd_step_3d_{order}");
+    let Some(info) = kernels::ALL.iter().find(|i| i.name == name).copied() else {
+        bad!("--space-order {order}: no 3D fused kernel {name}");
+    };
+    let min = order + 1;
+    for (flag, n) in [("--nz", nz), ("--ny", ny), ("--nx", nx)] {
+        if n < min {
+            bad!("{flag} {n} is too small for the order-{order} 3D step: use at least {min}");
+        }
+    }
+    let bytes = nz
+        .checked_mul(ny)
+        .and_then(|n| n.checked_mul(nx))
+        .and_then(|n| n.checked_mul(4 * 4));
+    let avail = crate::run::available_memory();
+    if bytes.is_none() || bytes.zip(avail).is_some_and(|(b, a)| b as u64 > a) {
+        bad!(
+            "--nz {nz} x --ny {ny} x --nx {nx}: the four f32 fields of the 3D step would not fit in memory; use a smaller grid"
+        );
+    }
+    let cache = cache_sizes();
+    let field_bytes = nz * ny * nx * 4;
+    println!(
+        "ppwave bench (3D): {nz} x {ny} x {nx} f32 grid, {} per field = {:.1} x the LLC ({}); {name}: {} B/pt, {} flop/pt (from the IR); {} timed runs after one warm-up, median reported",
+        mib(field_bytes),
+        field_bytes as f64 / cache.llc as f64,
+        mib(cache.llc),
+        info.bytes_per_point::<f32>(),
+        info.flops_per_point,
+        args.repeat
+    );
+    let stream_bytes = args
+        .stream_mib
+        .map_or_else(|| (4 * cache.llc).max(64 << 20), |m| m << 20);
+    let mut bandwidth = vec![stream(1, stream_bytes / 8, args.repeat)?];
+    if threads > 1 {
+        bandwidth.push(stream(threads, stream_bytes / 8, args.repeat)?);
+    }
+    for b in &bandwidth {
+        println!(
+            "  triad on {} thread(s): {:.1} GB/s",
+            b.threads, b.triad_gbs
+        );
+    }
+    let wave = |a: f32| {
+        move |k: usize| {
+            let (z, x) = (k / (ny * nx), k % nx);
+            0.5 + 0.4 * (a * z as f32 + 0.013 * x as f32).sin()
+        }
+    };
+    let field = |f: &dyn Fn(usize) -> f32| {
+        ScalarField::from_vec_shape([nz, ny, nx], (0..nz * ny * nx).map(f).collect())
+    };
+    let host = [
+        field(&wave(0.011))?,
+        field(&wave(0.017))?,
+        field(&|k| {
+            let v = 1500.0 + (k / (ny * nx) % 1000) as f32;
+            DTDH2 * v * v
+        })?,
+    ];
+    let points = Region::for_stencil(&info, [nz, ny, nx], &[])?.points() as f64;
+    println!(
+        "  {:<13} {:>10} {:>8} {:>8} {:>10} {:>8}",
+        "backend", "median ms", "GB/s", "GFlop/s", "Gpoints/s", "% triad"
+    );
+    let mut rows = Vec::new();
+    for b in backends {
+        let (median, t) = match *b {
+            "serial" => (time_3d(&Serial, order, &host, args.repeat)?.0, Some(1)),
+            "rayon" => {
+                let pool = Rayon::with_threads(threads)?;
+                (time_3d(&pool, order, &host, args.repeat)?.0, Some(threads))
+            }
+            "cuda" => match ppstencil::Cuda::new() {
+                Ok(space) => (time_3d(&space, order, &host, args.repeat)?.0, None),
+                Err(e) => {
+                    println!("  {b}: skipped ({e})");
+                    continue;
+                }
+            },
+            "hip" => match ppstencil::Hip::new() {
+                Ok(space) => (time_3d(&space, order, &host, args.repeat)?.0, None),
+                Err(e) => {
+                    println!("  {b}: skipped ({e})");
+                    continue;
+                }
+            },
+            _ => continue,
+        };
+        let gbs = points * info.bytes_per_point::<f32>() as f64 / median / 1e9;
+        let gflops = points * info.flops_per_point as f64 / median / 1e9;
+        let pct = t
+            .and_then(|t| bandwidth.iter().find(|x| x.threads == t))
+            .map(|x| 100.0 * gbs / x.triad_gbs);
+        let label = t.map_or(b.to_string(), |t| format!("{b}/{t}"));
+        println!(
+            "  {:<13} {:>10.3} {:>8.1} {:>8.1} {:>10.3} {:>8}",
+            label,
+            median * 1e3,
+            gbs,
+            gflops,
+            points / median / 1e9,
+            pct.map_or("n/a".to_string(), |p| format!("{p:.0} %"))
+        );
+        rows.push(json!({
+            "backend": b, "threads": t, "kernel": name, "median_s": median, "gbs": gbs,
+            "gflops": gflops, "gpoints_per_s": points / median / 1e9, "pct_of_triad": pct,
+        }));
+    }
+    if let Some(path) = &args.json {
+        let v = json!({
+            "grid": [nz, ny, nx], "space_order": order, "kernel": name,
+            "bytes_per_point": info.bytes_per_point::<f32>(), "flops_per_point": info.flops_per_point,
+            "bandwidth": bandwidth.iter().map(|b| json!({"threads": b.threads, "triad_gbs": b.triad_gbs})).collect::<Vec<_>>(),
+            "steps": rows,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    Ok(())
 }

@@ -145,6 +145,14 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nx: Option<usize>,
+    /// Planes along y: makes the run 3D, on an nz x ny x nx grid [default: none, a 2D run].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ny: Option<usize>,
+    /// Source plane along y of a 3D run (only with --ny) [default: ny / 2].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src_y: Option<usize>,
     /// Time steps [default: 4001].
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -207,7 +215,8 @@ pub struct RunArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_delay: Option<f64>,
     /// A line of receivers: row Z, columns X0, X0+STEP, ... up to X1; repeatable. The traces
-    /// are written as seismogram.npy (nt x nrec) and seismogram.png.
+    /// are written as seismogram.npy (nt x nrec) and seismogram.png. In 3D (--ny):
+    /// Z:Y:X0:X1:STEP, a line along x at row Z of plane Y.
     #[arg(long = "receivers", value_name = "Z:X0:X1:STEP", value_parser = parse_receivers, allow_hyphen_values = true)]
     #[serde(skip_serializing_if = "Option::is_none", with = "text_list")]
     pub receivers: Option<Vec<ReceiverLine>>,
@@ -265,6 +274,8 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ("backend", "one of \"serial\", \"rayon\", \"cuda\", \"hip\""),
     ("nz", "a whole number (rows)"),
     ("nx", "a whole number (columns)"),
+    ("ny", "a whole number (planes along y; makes the run 3D)"),
+    ("src-y", "a whole number (plane along y)"),
     ("nt", "a whole number (time steps)"),
     ("dt", "a number (seconds)"),
     ("dh", "a number (metres)"),
@@ -309,6 +320,8 @@ impl RunArgs {
             backend,
             nz,
             nx,
+            ny,
+            src_y,
             nt,
             dt,
             dh,
@@ -351,15 +364,27 @@ impl RunArgs {
         let scaled = |p: usize, n: usize, paper_n: usize| {
             (p * n / paper_n).clamp(r, n.saturating_sub(r + 1).max(r))
         };
-        let receivers = self
-            .receivers
-            .iter()
-            .flatten()
-            .flat_map(ReceiverLine::positions)
-            .collect();
+        let ny = self.ny.unwrap_or(1);
+        let lines = self.receivers.iter().flatten();
+        let (receivers, receivers_3d) = if ny == 1 {
+            (
+                lines.flat_map(ReceiverLine::positions).collect(),
+                Vec::new(),
+            )
+        } else {
+            (
+                Vec::new(),
+                lines.flat_map(ReceiverLine::positions_3d).collect(),
+            )
+        };
         WaveConfig {
             nz,
             nx,
+            ny,
+            src_y: self
+                .src_y
+                .unwrap_or(if ny == 1 { 0 } else { (ny / 2).max(r) }),
+            receivers_3d,
             nt: self.nt.unwrap_or(paper.nt),
             dt: self.dt.unwrap_or(paper.dt),
             dh: self.dh.unwrap_or(paper.dh),
@@ -449,7 +474,10 @@ impl TextArg for ReceiverLine {
         parse_receivers(s)
     }
     fn to_text(&self) -> String {
-        format!("{}:{}:{}:{}", self.z, self.x0, self.x1, self.step)
+        match self.y {
+            Some(y) => format!("{}:{y}:{}:{}:{}", self.z, self.x0, self.x1, self.step),
+            None => format!("{}:{}:{}:{}", self.z, self.x0, self.x1, self.step),
+        }
     }
 }
 

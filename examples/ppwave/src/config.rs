@@ -165,6 +165,8 @@ mod tests {
             backend = "serial"
             nz = 1
             nx = 2
+            ny = 12
+            src-y = 13
             nt = 3
             dt = 0.5
             dh = 4
@@ -197,6 +199,7 @@ mod tests {
             (Some(8), Some(9), Some(11))
         );
         assert_eq!(a.precision, Some(Precision::F64));
+        assert_eq!((a.ny, a.src_y), (Some(12), Some(13)));
         assert_eq!(a.layers.as_ref().map(|l| l[0].z1), Some(2));
         assert_eq!(a.receivers.as_ref().map(|r| r[0].step), Some(2));
         // Relative paths follow the file; absolute ones stay.

@@ -13,6 +13,7 @@ pub mod figures;
 pub mod gen;
 pub mod output;
 pub mod run;
+pub mod run3d;
 
 use std::fmt;
 

@@ -44,7 +44,7 @@ pub struct Plan {
 
 impl Plan {
     /// [`inputs`](Self::inputs) as [`OutputDir::prepare`] takes them.
-    fn input_refs(&self) -> Vec<(&str, &Path)> {
+    pub(crate) fn input_refs(&self) -> Vec<(&str, &Path)> {
         self.inputs.iter().map(|(f, p)| (*f, p.as_path())).collect()
     }
 }
@@ -64,6 +64,8 @@ pub fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
         Param::Vmin => "--vmin",
         Param::SourceZ => "--src-z",
         Param::SourceX => "--src-x",
+        Param::SourceY => "--src-y",
+        Param::Ny => "--ny",
         Param::Layer => "--layer",
         Param::Threads => "--threads",
         Param::TimeBlock => "--time-block",
@@ -154,13 +156,48 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         .filter(|k| file_json.get(k).is_some() && cli_json.get(k).is_none())
         .collect();
     let origin = |e: anyhow::Error| with_origin(e, &from_file, &args.config);
+    if o.ny.is_none() && o.src_y.is_some() {
+        return Err(origin(
+            BadInput(
+                "--src-y applies only to a 3D run: add --ny N (planes along y), or drop --src-y"
+                    .into(),
+            )
+            .into(),
+        ));
+    }
 
     // The velocity model sets the grid.
     let model = match &o.velocity {
+        Some(path) if o.ny.is_some() => {
+            let shown = path.display();
+            let field: ppstencil::ScalarField<ppstencil::MemSpaceHost, f64, 3> =
+                io::read_npy(path).map_err(|e| {
+                    origin(BadInput(format!("invalid --velocity: {e}; a 3D run (--ny) needs a 3D (nz, ny, nx) float32 or float64 .npy file of velocities in m/s")).into())
+                })?;
+            let [nz, ny, nx] = field.shape();
+            let model = VelocityModel::new_3d(nz, ny, nx, field.into_vec()).map_err(|e| {
+                origin(flag_error(e).context(BadInput(format!(
+                    "--velocity {shown}: the model has a bad value"
+                ))))
+            })?;
+            for (flag, given, has) in [("--nz", o.nz, nz), ("--ny", o.ny, ny), ("--nx", o.nx, nx)] {
+                if let Some(given) = given.filter(|&g| g != has) {
+                    let e: anyhow::Error = BadInput(format!(
+                        "invalid {flag} = {given}: the --velocity model {shown} is {nz} x {ny} x {nx} and its shape sets the grid; drop {flag} (or give {has})"
+                    ))
+                    .into();
+                    return Err(origin(e));
+                }
+            }
+            o.nz = Some(nz);
+            o.nx = Some(nx);
+            o.velocity = Some(absolute(path));
+            Some(model)
+        }
         Some(path) => {
             let shown = path.display();
             let field: HostField<f64> = io::read_npy(path).map_err(|e| {
-                origin(BadInput(format!("invalid --velocity: {e}; give a 2D float32 or float64 .npy file of velocities in m/s")).into())
+                origin(BadInput(format!("invalid --velocity: {e}; give a 2D float32 or float64 .npy file of velocities in m/s (a 3D model needs --ny)")).into())
             })?;
             let [nz, nx] = field.shape();
             let model = VelocityModel::new(nz, nx, field.into_vec()).map_err(|e| {
@@ -188,10 +225,34 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     if let Some(m) = model {
         config.set_velocity_model(m);
     }
-    let (nz, nx) = (config.nz, config.nx);
+    let (nz, nx, ny) = (config.nz, config.nx, config.ny);
+    let grid = config.grid_words();
 
     // Receivers: each line, then the file, must lie in the grid.
     for line in o.receivers.iter().flatten() {
+        let wrong = match (o.ny, line.y) {
+            (None, Some(_)) => {
+                Some("Z:Y:X0:X1:STEP is a 3D line: add --ny N, or write Z:X0:X1:STEP")
+            }
+            (Some(_), None) => {
+                Some("a 3D run (--ny) needs lines Z:Y:X0:X1:STEP (row Z of plane Y)")
+            }
+            _ => None,
+        };
+        if let Some(why) = wrong {
+            return Err(origin(
+                BadInput(format!("invalid --receivers = {}: {why}", line.to_text())).into(),
+            ));
+        }
+        if line.y.is_some_and(|y| y >= ny) {
+            return Err(origin(
+                BadInput(format!(
+                    "invalid --receivers = {}: receivers must lie in the {grid} grid: Z < {nz}, Y < {ny} and X1 < {nx}",
+                    line.to_text()
+                ))
+                .into(),
+            ));
+        }
         if line.z >= nz || line.x1 >= nx {
             return Err(origin(
                 BadInput(format!(
@@ -204,6 +265,9 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     }
     if let Some(path) = &o.receiver_file {
         let shown = path.display();
+        if o.ny.is_some() {
+            return Err(origin(BadInput(format!("invalid --receiver-file {shown}: receiver files hold 2D `z x` positions; a 3D run (--ny) takes --receivers Z:Y:X0:X1:STEP lines")).into()));
+        }
         let text = std::fs::read_to_string(path).map_err(|e| {
             origin(BadInput(format!("invalid --receiver-file {shown}: cannot read it ({e}); give a text file of `z x` lines")).into())
         })?;
@@ -248,14 +312,19 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         Precision::F32 => 4,
         Precision::F64 => 8,
     };
-    if nz
-        .checked_mul(nx)
+    let flags = if ny == 1 {
+        "--nz x --nx"
+    } else {
+        "--nz x --ny x --nx"
+    };
+    if config
+        .points()
         .and_then(|n| n.checked_mul(FIELDS_PER_POINT * bytes))
         .and_then(|n| n.checked_add(nt_bytes(&config, bytes)?))
         .is_none()
     {
         return Err(BadInput(format!(
-            "--nz x --nx = {nz} x {nx} is too large: its fields would need more bytes than this \
+            "{flags} = {grid} is too large: its fields would need more bytes than this \
              machine can address; use a smaller grid"
         ))
         .into());
@@ -263,7 +332,8 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     // On the host, refuse a run that cannot fit in memory before it starts, rather than
     // letting the kernel's out-of-memory killer stop it half-way.
     if matches!(o.backend(), Backend::Serial | Backend::Rayon) {
-        let grid = (nz as f64) * (nx as f64) * (FIELDS_PER_POINT * bytes) as f64;
+        let grid_bytes =
+            (nz as f64) * (ny as f64) * (nx as f64) * (FIELDS_PER_POINT * bytes) as f64;
         let steps = nt_bytes(&config, bytes).unwrap_or(usize::MAX) as f64;
         if let Some(avail) = available_memory() {
             let gib = |b: f64| b / (1u64 << 30) as f64;
@@ -273,16 +343,16 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
                      trace(s), {bytes} bytes per sample, twice for the seismogram) need about {:.1} GiB, but only \
                      {:.1} GiB of memory is available; run fewer steps (or use fewer receivers)",
                     config.nt,
-                    config.receivers.len(),
+                    config.receivers.len() + config.receivers_3d.len(),
                     gib(steps),
                     gib(avail as f64),
                 ))
                 .into()));
             }
-            let need = grid + steps;
+            let need = grid_bytes + steps;
             if need > avail as f64 {
                 return Err(BadInput(format!(
-                    "--nz x --nx = {nz} x {nx} needs about {:.1} GiB ({FIELDS_PER_POINT} fields of {bytes} bytes \
+                    "{flags} = {grid} needs about {:.1} GiB ({FIELDS_PER_POINT} fields of {bytes} bytes \
                      per point), but only {:.1} GiB of memory is available; use a smaller grid{}",
                     gib(need),
                     gib(avail as f64),
@@ -350,6 +420,10 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     o.backend = Some(o.backend());
     o.nz = Some(nz);
     o.nx = Some(nx);
+    if config.dims() == 3 {
+        o.ny = Some(ny);
+        o.src_y = Some(config.src_y);
+    }
     o.nt = Some(config.nt);
     o.dt = Some(config.dt);
     o.dh = Some(config.dh);
@@ -410,7 +484,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
 }
 
 /// The largest |p|, NaN when any value is NaN (unlike a plain maximum, which skips NaN).
-fn max_abs<T: Real>(p: &HostField<T>) -> f64 {
+pub(crate) fn max_abs<T: Real>(p: &HostField<T>) -> f64 {
     p.as_slice().iter().fold(0.0f64, |m, v| {
         let a = v.to_f64().abs();
         if a.is_nan() || m.is_nan() {
@@ -426,7 +500,7 @@ fn max_abs<T: Real>(p: &HostField<T>) -> f64 {
 fn nt_bytes(config: &WaveConfig, bytes: usize) -> Option<usize> {
     let copy = config
         .nt
-        .checked_mul(config.receivers.len())?
+        .checked_mul(config.receivers.len() + config.receivers_3d.len())?
         .checked_mul(bytes)?;
     config.nt_buffer_bytes(bytes)?.checked_add(copy)
 }
@@ -482,7 +556,7 @@ fn simulate_in<E: ExecutionSpace>(
     }
 }
 
-fn progress_bar(nt: usize) -> ProgressBar {
+pub(crate) fn progress_bar(nt: usize) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
@@ -494,7 +568,7 @@ fn progress_bar(nt: usize) -> ProgressBar {
 }
 
 /// The digits of snapshot file names: 5, or more when `nt` needs them.
-fn step_digits(nt: usize) -> usize {
+pub(crate) fn step_digits(nt: usize) -> usize {
     nt.to_string().len().max(5)
 }
 
@@ -507,6 +581,9 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
     threads: Option<usize>,
 ) -> anyhow::Result<RunSummary> {
     let config = &plan.config;
+    if config.dims() == 3 {
+        return crate::run3d::simulate_3d::<E, T>(space, plan, threads);
+    }
     let o = &plan.options;
     let mut out = OutputDir::prepare(&o.out(), o.replace_previous_run(), &plan.input_refs())?;
     if config.snapshot_every.is_some() {

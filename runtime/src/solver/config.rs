@@ -4,11 +4,11 @@
 
 use super::blocking::TimeBlock;
 use super::physics::{
-    cfl_limit_for, check_space_order, is_normal_in, min_normal, source_sample, DEFAULT_SPACE_ORDER,
+    cfl_limit_in, check_space_order, is_normal_in, min_normal, source_sample, DEFAULT_SPACE_ORDER,
 };
 use crate::model::VelocityModel;
 use crate::receivers::ReceiverLine;
-use crate::{Error, HostField, Param, Real, Result, Valid};
+use crate::{Error, HostField, MemSpaceHost, Param, Real, Result, ScalarField, Valid};
 
 /// How the source wavelet enters the wavefield.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -89,6 +89,14 @@ pub struct WaveConfig {
     pub nz: usize,
     /// Columns (horizontal samples).
     pub nx: usize,
+    /// Planes along y (the second horizontal axis) of a 3D run; 1 (the default) makes the run
+    /// 2D. A 3D run uses [`WaveSimulator<E, T, 3>`](super::WaveSimulator). `--ny N`.
+    pub ny: usize,
+    /// Source plane along y of a 3D run (0 in 2D). `--src-y`.
+    pub src_y: usize,
+    /// Receiver positions `(z, y, x)` of a 3D run (a 2D run uses
+    /// [`receivers`](Self::receivers), a 3D run this list only). `--receivers Z:Y:X0:X1:STEP`.
+    pub receivers_3d: Vec<(usize, usize, usize)>,
     /// Time steps.
     pub nt: usize,
     /// Time step in seconds.
@@ -158,6 +166,9 @@ impl WaveConfig {
         WaveConfig {
             nz: 1751,
             nx: 5001,
+            ny: 1,
+            src_y: 0,
+            receivers_3d: Vec::new(),
             nt: 4001,
             dt: 0.0002,
             dh: 3.0,
@@ -212,6 +223,41 @@ impl WaveConfig {
             .fold(background, f64::max)
     }
 
+    /// 2 for a 2D run (`ny == 1`), else 3.
+    pub fn dims(&self) -> usize {
+        if self.ny == 1 {
+            2
+        } else {
+            3
+        }
+    }
+
+    /// Grid points `nz · ny · nx` (`None` on overflow).
+    pub fn points(&self) -> Option<usize> {
+        self.nz.checked_mul(self.ny)?.checked_mul(self.nx)
+    }
+
+    /// The grid shown as `nz x nx` or `nz x ny x nx`.
+    pub fn grid_words(&self) -> String {
+        if self.dims() == 3 {
+            format!("{} x {} x {}", self.nz, self.ny, self.nx)
+        } else {
+            format!("{} x {}", self.nz, self.nx)
+        }
+    }
+
+    /// The receivers as `[z, y, x]` (`y` = 0 in 2D), in trace order.
+    pub fn receiver_points(&self) -> Vec<[usize; 3]> {
+        if self.dims() == 3 {
+            self.receivers_3d
+                .iter()
+                .map(|&(z, y, x)| [z, y, x])
+                .collect()
+        } else {
+            self.receivers.iter().map(|&(z, x)| [z, 0, x]).collect()
+        }
+    }
+
     /// The stencil radius of the space order: the border that stays at zero.
     pub fn radius(&self) -> usize {
         self.space_order / 2
@@ -222,9 +268,10 @@ impl WaveConfig {
         self.source_delay.unwrap_or(1.5 / self.fpeak)
     }
 
-    /// Uses `model` as the velocity background and sets `nz`, `nx` to its shape.
+    /// Uses `model` as the velocity background and sets `nz`, `nx` (and `ny`) to its shape.
     pub fn set_velocity_model(&mut self, model: VelocityModel) {
         self.nz = model.nz();
+        self.ny = model.ny();
         self.nx = model.nx();
         self.velocity = Some(model);
     }
@@ -259,11 +306,47 @@ impl WaveConfig {
                 format!("the order-{order} stencil needs at least {min} columns"),
             ));
         }
-        if self.nz.checked_mul(self.nx).is_none() {
+        if self.ny == 0 {
+            return Err(Error::invalid(
+                Param::Ny,
+                0,
+                "use ny = 1 for a 2D run, or at least 2r + 1 planes for a 3D run",
+            ));
+        }
+        let dims = self.dims();
+        if dims == 3 && self.ny < min {
+            return Err(Error::invalid(
+                Param::Ny,
+                self.ny,
+                format!("the order-{order} stencil needs at least {min} planes along y (or ny = 1 for a 2D run)"),
+            ));
+        }
+        if self.points().is_none() {
             return Err(Error::invalid(
                 Param::GridSize,
-                format!("{} x {}", self.nz, self.nx),
+                self.grid_words(),
                 "too many points",
+            ));
+        }
+        if dims == 2 && self.src_y != 0 {
+            return Err(Error::invalid(
+                Param::SourceY,
+                self.src_y,
+                "a source plane along y is for 3D runs: set ny too, or leave src_y at 0",
+            ));
+        }
+        if dims == 2 && !self.receivers_3d.is_empty() {
+            return Err(Error::invalid(
+                Param::Receivers,
+                format!("{} (z, y, x) receivers", self.receivers_3d.len()),
+                "(z, y, x) receivers are for 3D runs: set ny too, or use (z, x) receivers",
+            ));
+        }
+        if dims == 3 && !self.receivers.is_empty() {
+            return Err(Error::invalid(
+                Param::Receivers,
+                format!("{} (z, x) receivers", self.receivers.len()),
+                "a 3D run takes (z, y, x) receivers (receivers_3d; --receivers Z:Y:X0:X1:STEP)",
             ));
         }
         if self.nt == 0 {
@@ -275,7 +358,7 @@ impl WaveConfig {
                 self.nt,
                 format!(
                     "the buffers that grow with nt (the source wavelet and {} receiver trace(s) of nt samples) would need more bytes than this machine can address; run fewer steps",
-                    self.receivers.len()
+                    self.receivers.len() + self.receivers_3d.len()
                 ),
             ));
         }
@@ -331,15 +414,18 @@ impl WaveConfig {
             }
             _ => {}
         }
-        let narrow = self.nz.min(self.nx);
+        let narrow = if dims == 3 {
+            self.nz.min(self.nx).min(self.ny)
+        } else {
+            self.nz.min(self.nx)
+        };
         if 2 * self.absorb >= narrow {
             return Err(Error::invalid(
                 Param::Absorb,
                 self.absorb,
                 format!(
-                    "the absorbing layer must be narrower than half the {} x {} grid: absorb <= {} (or 0 for none)",
-                    self.nz,
-                    self.nx,
+                    "the absorbing layer must be narrower than half the {} grid: absorb <= {} (or 0 for none)",
+                    self.grid_words(),
                     (narrow - 1) / 2
                 ),
             ));
@@ -368,6 +454,33 @@ impl WaveConfig {
                     .text(format!(" < {}", self.nx - r)),
             ));
         }
+        if dims == 3 && (self.src_y < r || self.src_y >= self.ny - r) {
+            return Err(Error::invalid(
+                Param::SourceY,
+                self.src_y,
+                Valid::new()
+                    .text(format!(
+                        "the source plane along y must lie inside the order-{order} border of {r} cells: {r} <= "
+                    ))
+                    .value(Param::SourceY)
+                    .text(format!(" < {}", self.ny - r)),
+            ));
+        }
+        for &(z, y, x) in &self.receivers_3d {
+            if z >= self.nz || y >= self.ny || x >= self.nx {
+                return Err(Error::invalid(
+                    Param::Receiver,
+                    format!("({z}, {y}, {x})"),
+                    format!(
+                        "receivers must lie in the {} grid: 0 <= z < {}, 0 <= y < {}, 0 <= x < {}",
+                        self.grid_words(),
+                        self.nz,
+                        self.ny,
+                        self.nx
+                    ),
+                ));
+            }
+        }
         for &(z, x) in &self.receivers {
             if z >= self.nz || x >= self.nx {
                 return Err(Error::invalid(
@@ -381,13 +494,27 @@ impl WaveConfig {
             }
         }
         if let Some(m) = &self.velocity {
-            if (m.nz(), m.nx()) != (self.nz, self.nx) {
+            if m.dims() != dims {
                 return Err(Error::invalid(
                     Param::VelocityModel,
-                    format!("{} x {}", m.nz(), m.nx()),
+                    format!("a {}D model", m.dims()),
                     format!(
-                        "must match the grid {} x {} (the model's shape sets the grid)",
-                        self.nz, self.nx
+                        "a {dims}D run needs a {dims}D velocity model (its shape sets the grid)"
+                    ),
+                ));
+            }
+            if (m.nz(), m.ny(), m.nx()) != (self.nz, self.ny, self.nx) {
+                let shape = if dims == 3 {
+                    format!("{} x {} x {}", m.nz(), m.ny(), m.nx())
+                } else {
+                    format!("{} x {}", m.nz(), m.nx())
+                };
+                return Err(Error::invalid(
+                    Param::VelocityModel,
+                    shape,
+                    format!(
+                        "must match the grid {} (the model's shape sets the grid)",
+                        self.grid_words()
                     ),
                 ));
             }
@@ -423,18 +550,27 @@ impl WaveConfig {
     /// source wavelet and the receivers' traces (`nt × (1 + receivers)` elements); `None`
     /// when that overflows the address space.
     pub fn nt_buffer_bytes(&self, elem_bytes: usize) -> Option<usize> {
-        self.receivers
-            .len()
+        (self.receivers.len() + self.receivers_3d.len())
             .checked_add(1)
             .and_then(|n| n.checked_mul(self.nt))
             .and_then(|n| n.checked_mul(elem_bytes))
             .filter(|&b| b <= isize::MAX as usize)
     }
 
-    /// The velocity at row `z`, column `x` (the background with the layers on top).
+    /// The velocity at row `z`, column `x` (the background with the layers on top; plane
+    /// `y = 0` of a 3D model).
     pub fn velocity_at(&self, z: usize, x: usize) -> f64 {
+        self.velocity_at_zyx([z, 0, x])
+    }
+
+    /// The velocity at `[z, y, x]` (`y` = 0 in 2D).
+    pub fn velocity_at_zyx(&self, [z, y, x]: [usize; 3]) -> f64 {
         let background = match &self.velocity {
-            Some(m) => m.values().get(z * m.nx() + x).copied().unwrap_or(self.vmin),
+            Some(m) => m
+                .values()
+                .get((z * m.ny() + y) * m.nx() + x)
+                .copied()
+                .unwrap_or(self.vmin),
             None => self.vmin,
         };
         self.layers
@@ -505,7 +641,7 @@ impl WaveConfig {
                 ));
             }
         }
-        let v_src = T::lit(self.velocity_at(self.src_z, self.src_x)).to_f64();
+        let v_src = T::lit(self.velocity_at_zyx([self.src_z, self.src_y, self.src_x])).to_f64();
         // The wavelet's argument (π fpeak (t - delay))² grows with the distance from the
         // delay, so a sample that is not finite is at one end: check the first and the last.
         if let Some(it) = [0, self.nt - 1]
@@ -573,15 +709,15 @@ impl WaveConfig {
     /// Checks the stability condition for a model whose largest velocity is `vmax`.
     pub fn check_cfl(&self, vmax: f64) -> Result<()> {
         let cfl = vmax * self.dt / self.dh;
-        let limit = cfl_limit_for(self.space_order)?;
+        let limit = cfl_limit_in(self.space_order, self.dims())?;
         if cfl > limit {
             return Err(Error::invalid(
                 Param::TimeStep,
                 self.dt,
                 Valid::new()
                     .text(format!(
-                        "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{} scheme; use ",
-                        self.dt, self.dh, self.space_order,
+                        "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{}{} scheme; use ",
+                        self.dt, self.dh, self.space_order, if self.dims() == 3 { " 3D" } else { "" },
                     ))
                     .setting(Param::TimeStep)
                     .text(format!(" <= {:.6e} s (or a larger ", limit * self.dh / vmax))
@@ -595,9 +731,30 @@ impl WaveConfig {
     /// The velocity model on the host: the background (`vmin`, or the
     /// [`velocity`](Self::velocity) model) with the layers on top.
     pub fn velocity_model<T: Real>(&self) -> Result<HostField<T>> {
-        let mut v = HostField::<T>::new(self.nz, self.nx)?;
+        self.velocity_model_in::<T, 2>()
+    }
+
+    /// [`velocity_model`](Self::velocity_model) as a `D`-dimensional field (`D` = 3 for a 3D
+    /// run: shape `nz × ny × nx`); an error when `D` is not the run's dimensionality.
+    pub fn velocity_model_in<T: Real, const D: usize>(
+        &self,
+    ) -> Result<ScalarField<MemSpaceHost, T, D>> {
+        if D != self.dims() {
+            return Err(Error::invalid(
+                Param::Ny,
+                self.ny,
+                format!(
+                    "the velocity model of a {}D run ({}) is not a {D}D field",
+                    self.dims(),
+                    self.grid_words()
+                ),
+            ));
+        }
+        let mut v = ScalarField::<MemSpaceHost, T, D>::zeros(super::dims::trailing::<D>([
+            self.nz, self.ny, self.nx,
+        ]))?;
         match &self.velocity {
-            Some(m) if (m.nz(), m.nx()) == (self.nz, self.nx) => {
+            Some(m) if (m.nz(), m.ny(), m.nx()) == (self.nz, self.ny, self.nx) => {
                 for (dst, &src) in v.as_mut_slice().iter_mut().zip(m.values()) {
                     *dst = T::lit(src);
                 }
@@ -605,16 +762,17 @@ impl WaveConfig {
             Some(m) => {
                 return Err(Error::invalid(
                     Param::VelocityModel,
-                    format!("{} x {}", m.nz(), m.nx()),
-                    format!("must match the grid {} x {}", self.nz, self.nx),
+                    format!("{} x {} x {}", m.nz(), m.ny(), m.nx()),
+                    format!("must match the grid {}", self.grid_words()),
                 ))
             }
             None => v.fill(T::lit(self.vmin)),
         }
+        let plane = self.ny * self.nx;
         for l in &self.layers {
             let end = l.z1.min(self.nz);
             if l.z0 < end {
-                v.as_mut_slice()[l.z0 * self.nx..end * self.nx].fill(T::lit(l.velocity));
+                v.as_mut_slice()[l.z0 * plane..end * plane].fill(T::lit(l.velocity));
             }
         }
         Ok(v)

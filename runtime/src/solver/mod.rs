@@ -38,14 +38,16 @@
 
 pub mod blocking;
 mod config;
+mod dims;
 mod physics;
 mod simulator;
 
 pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Layer, SourceMode, StepKernels, WaveConfig};
+pub use dims::{Dims, WaveKernels};
 pub use physics::{
-    absorbing_eta, cfl_limit, cfl_limit_for, check_space_order, ricker, ricker_delayed,
-    second_derivative_weights, ABSORB_STRENGTH, DEFAULT_SPACE_ORDER, MAX_SPACE_ORDER,
-    MIN_SPACE_ORDER,
+    absorbing_eta, cfl_limit, cfl_limit_for, cfl_limit_in, check_space_order, ricker,
+    ricker_delayed, second_derivative_weights, ABSORB_STRENGTH, DEFAULT_SPACE_ORDER,
+    MAX_SPACE_ORDER, MIN_SPACE_ORDER,
 };
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};

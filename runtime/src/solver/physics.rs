@@ -70,9 +70,26 @@ pub fn second_derivative_weights(order: usize) -> Result<&'static [f64]> {
 /// # Ok::<(), ppstencil::Error>(())
 /// ```
 pub fn cfl_limit_for(order: usize) -> Result<f64> {
+    cfl_limit_in(order, 2)
+}
+
+/// Stability limit `2 / sqrt(dims Σ|w|)` of the leapfrog scheme at space order `order` in
+/// `dims` dimensions (von Neumann: the mode `(-1)^(iz + iy + ix)` makes each axis's second
+/// difference `-Σ|w| / dh²`, since the weights alternate in sign, so the Laplacian's largest
+/// eigenvalue is `dims Σ|w| / dh²`, and leapfrog is stable while `(v dt)²` times it is at most
+/// 4). In 3D: `1/sqrt(3)` ≈ 0.5774 at order 2 (`Σ|w| = 4`), 0.5 at order 4 (`Σ|w| = 16/3`).
+///
+/// ```
+/// use ppstencil::solver::cfl_limit_in;
+/// assert!((cfl_limit_in(2, 3)? - 1.0 / 3f64.sqrt()).abs() < 1e-12);
+/// assert!((cfl_limit_in(4, 3)? - 0.5).abs() < 1e-12);
+/// assert_eq!(cfl_limit_in(4, 2)?, ppstencil::solver::cfl_limit());
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
+pub fn cfl_limit_in(order: usize, dims: usize) -> Result<f64> {
     let w = second_derivative_weights(order)?;
     let sum: f64 = w[0].abs() + 2.0 * w[1..].iter().map(|x| x.abs()).sum::<f64>();
-    Ok(2.0 / (2.0 * sum).sqrt())
+    Ok(2.0 / (dims as f64 * sum).sqrt())
 }
 
 /// A Ricker wavelet of peak frequency `fpeak` delayed by `delay` seconds, sampled at
@@ -150,13 +167,19 @@ pub(super) fn ricker_sample<T: Real>(it: usize, dt: f64, fpeak: f64) -> T {
 }
 
 /// Sample `it` of the source term of `c` in `T`: [`ricker`] for [`SourceMode::Set`], the
-/// delayed wavelet scaled by `dt² v_src² / dh²` for [`SourceMode::Add`] (`v_src`: the
-/// velocity at the source).
+/// delayed wavelet scaled by `dt² v_src² / dh²` (2D) or `dt² v_src² / dh³` (3D) for
+/// [`SourceMode::Add`] (`v_src`: the velocity at the source; the point source's delta is
+/// `1 / dh^dims` on the grid).
 pub(super) fn source_sample<T: Real>(c: &WaveConfig, v_src: f64, it: usize) -> T {
     match c.source_mode {
         SourceMode::Set => ricker_sample::<T>(it, c.dt, c.fpeak),
         SourceMode::Add => {
-            let scale = c.dt * c.dt * v_src * v_src / (c.dh * c.dh);
+            let cell = if c.dims() == 3 {
+                c.dh * c.dh * c.dh
+            } else {
+                c.dh * c.dh
+            };
+            let scale = c.dt * c.dt * v_src * v_src / cell;
             T::lit(scale * ricker_delayed_sample(it, c.dt, c.fpeak, c.source_delay()))
         }
     }

@@ -6,21 +6,23 @@
 
 use super::blocking::Blocking;
 use super::config::{Layer, SourceMode, StepKernels, WaveConfig};
+use super::dims::{trailing, Dims, WaveKernels};
 use super::physics::{absorbing_eta, layer_depth, source_sample};
-use crate::kernels::{
-    add_source, fd_kv2, fd_pxx, fd_pzz, fd_step_of_order, fd_time, inject_source, FdAbsorb,
-};
-use crate::launch::launch_in;
+use crate::launch::launch_in_region;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
-use crate::{Error, ExecutionSpace, HostField, MemorySpace, Param, Real, Result, ScalarField};
+use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
 use std::any::Any;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 mod blocked;
 
+/// A host field of `D` dimensions.
+type HostFieldN<T, const D: usize> = ScalarField<MemSpaceHost, T, D>;
+
 /// A prepared run: its parameters, its fields in the space and where it stands.
-struct Run<M: MemorySpace, T: Real> {
+struct Run<M: MemorySpace, T: Real, const D: usize> {
     /// The parameters the run was prepared with.
     config: WaveConfig,
     /// When [`WaveSimulator::prepare`] started.
@@ -28,17 +30,17 @@ struct Run<M: MemorySpace, T: Real> {
     /// Time steps run.
     done: usize,
     /// The pressure after `done` steps.
-    p: ScalarField<M, T>,
+    p: ScalarField<M, T, D>,
     /// The pressure one step earlier.
-    pold: ScalarField<M, T>,
+    pold: ScalarField<M, T, D>,
     /// The next pressure (scratch of one step).
-    pnew: ScalarField<M, T>,
+    pnew: ScalarField<M, T, D>,
     /// The other fields the step's kernels need.
-    work: StepFields<ScalarField<M, T>>,
+    work: StepFields<ScalarField<M, T, D>>,
     /// The layered velocity model in the space, when none was given with `set_velocity`.
-    layered: Option<ScalarField<M, T>>,
+    layered: Option<ScalarField<M, T, D>>,
     /// The absorbing layer's damping, when there is a layer.
-    eta: Option<ScalarField<M, T>>,
+    eta: Option<ScalarField<M, T, D>>,
     /// `(dt / dh)²`.
     dtdh2: T,
     /// The source term of every step.
@@ -48,7 +50,7 @@ struct Run<M: MemorySpace, T: Real> {
     /// The traces recorded so far (`nt × receivers`).
     traces: Vec<T>,
     /// A host copy of the field for sampling receivers of device runs.
-    scratch: Option<HostField<T>>,
+    scratch: Option<HostFieldN<T, D>>,
     /// Whether [`run_with`](WaveSimulator::run_with) blocks steps, and how (`blocked.rs`).
     blocking: Blocking,
 }
@@ -68,11 +70,14 @@ pub struct RunStats {
     pub steps: usize,
     /// Wall time of the time loop (allocation and copies included).
     pub wall: Duration,
-    /// Grid points updated per second, in millions (`nz · nx · nt / wall`).
+    /// Grid points updated per second, in millions (`nz · (ny ·) nx · nt / wall`).
     pub mpoints_per_s: f64,
 }
 
-/// The 2D acoustic wave simulator, generic over the execution space `E` and element type `T`.
+/// The acoustic wave simulator, generic over the execution space `E`, the element type `T`
+/// and the dimensionality `D`: 2 (the default, `nz × nx`) or 3 (`nz × ny × nx`, with
+/// [`WaveConfig::ny`] > 1; the scheme, the options and the step API are the same, the
+/// kernels are the 3D ones of [`crate::kernels`]).
 ///
 /// Its fields live in `E::Memory`: data moves to the space once, before the time loop, and
 /// back once, when [`wavefield_host`](Self::wavefield_host) is called.
@@ -94,32 +99,32 @@ pub struct RunStats {
 /// assert_eq!(p[(0, 0)], 0.0); // the border never moves
 /// # Ok::<(), ppstencil::Error>(())
 /// ```
-pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32> {
+pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     space: E,
     config: WaveConfig,
-    velocity: Option<ScalarField<E::Memory, T>>,
+    velocity: Option<ScalarField<E::Memory, T, D>>,
     velocity_max: f64,
-    wavefield: Option<ScalarField<E::Memory, T>>,
+    wavefield: Option<ScalarField<E::Memory, T, D>>,
     seismogram: Option<Seismogram<T>>,
-    run: Option<Run<E::Memory, T>>,
+    run: Option<Run<E::Memory, T, D>>,
     blocking: Option<Blocking>,
 }
 
 /// Reads the receivers' samples from `p`: in place for host memory, else through a host copy
 /// of the whole field (`scratch`, allocated once). A device-side gather kernel would avoid
 /// that copy; the DSL cannot express one yet.
-fn sample_receivers<M: MemorySpace, T: Real>(
-    p: &ScalarField<M, T>,
+fn sample_receivers<M: MemorySpace, T: Real, const D: usize>(
+    p: &ScalarField<M, T, D>,
     points: &[usize],
     out: &mut [T],
-    scratch: &mut Option<HostField<T>>,
+    scratch: &mut Option<HostFieldN<T, D>>,
 ) -> Result<()> {
-    let host: &HostField<T> = match (p as &dyn Any).downcast_ref::<HostField<T>>() {
+    let host: &HostFieldN<T, D> = match (p as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
         Some(h) => h,
         None => {
             let h = match scratch {
                 Some(h) => h,
-                None => scratch.insert(HostField::new(p.nz(), p.nx())?),
+                None => scratch.insert(HostFieldN::zeros(p.shape())?),
             };
             p.copy_to_host(h.as_mut_slice())?;
             h
@@ -137,11 +142,23 @@ fn sample_receivers<M: MemorySpace, T: Real>(
 /// its receivers every step and whole after the last step.
 pub const FINITE_CHECK_EVERY: usize = 64;
 
-/// [`Error::NonFinite`] for `value` found after `step` steps at row `z`, column `x`.
-fn non_finite<T: Real>(step: usize, value: T, z: usize, x: usize, place: &str) -> Error {
+/// Where flat index `k` of a grid `[nz, ny, nx]` of `dims` dimensions lies, in words:
+/// `row z, column x` (2D) or `plane z, row y, column x` (3D).
+fn position_words(k: usize, [_, ny, nx]: [usize; 3], dims: usize) -> String {
+    let (zy, x) = (k / nx, k % nx);
+    if dims == 3 {
+        format!("plane {}, row {}, column {x}", zy / ny, zy % ny)
+    } else {
+        format!("row {zy}, column {x}")
+    }
+}
+
+/// [`Error::NonFinite`] for `value` found after `step` steps at `pos`
+/// ([`position_words`]).
+fn non_finite<T: Real>(step: usize, value: T, pos: &str, place: &str) -> Error {
     Error::NonFinite {
         step,
-        found: format!("{} {place} row {z}, column {x}", value.to_f64()),
+        found: format!("{} {place} {pos}", value.to_f64()),
         cause: format!(
             "the values grew beyond {}'s range or became undefined; likely causes: a source \
              wavelet the grid cannot carry (peak frequency, source delay), an absorbing layer \
@@ -155,43 +172,61 @@ fn non_finite<T: Real>(step: usize, value: T, z: usize, x: usize, place: &str) -
 /// The step-boundary check of `p` after `step` steps: the source point every step, the
 /// whole field every [`FINITE_CHECK_EVERY`] steps and after the last (host memory; device
 /// memory: whole after the last step only).
-fn check_finite<M: MemorySpace, T: Real>(
-    p: &ScalarField<M, T>,
+fn check_finite<M: MemorySpace, T: Real, const D: usize>(
+    p: &ScalarField<M, T, D>,
     c: &WaveConfig,
     step: usize,
 ) -> Result<()> {
     let whole = step % FINITE_CHECK_EVERY == 0 || step == c.nt;
     let first_bad = |values: &[T]| values.iter().position(|v| !v.to_f64().is_finite());
-    let at = |k: usize| (k / c.nx, k % c.nx);
-    if let Some(host) = (p as &dyn Any).downcast_ref::<HostField<T>>() {
+    let at = |k: usize| position_words(k, [c.nz, c.ny, c.nx], c.dims());
+    if let Some(host) = (p as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
         let values = host.as_slice();
-        let src = c.src_z * c.nx + c.src_x;
+        let src = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
         if !values[src].to_f64().is_finite() {
             return Err(non_finite::<T>(
                 step,
                 values[src],
-                c.src_z,
-                c.src_x,
+                &at(src),
                 "at the source,",
             ));
         }
         if whole {
             if let Some(k) = first_bad(values) {
-                let (z, x) = at(k);
-                return Err(non_finite::<T>(step, values[k], z, x, "at"));
+                return Err(non_finite::<T>(step, values[k], &at(k), "at"));
             }
         }
     } else if step == c.nt {
         let host = p.to_host()?;
         if let Some(k) = first_bad(host.as_slice()) {
-            let (z, x) = at(k);
-            return Err(non_finite::<T>(step, host.as_slice()[k], z, x, "at"));
+            return Err(non_finite::<T>(step, host.as_slice()[k], &at(k), "at"));
         }
     }
     Ok(())
 }
 
-impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
+/// The boxes of an absorbing layer `w` cells wide on every face of a grid of `shape`,
+/// disjoint and together the whole layer: for each axis in turn its two end slabs, limited
+/// on the axes before it to their interior (2D: the top and bottom strips, then the sides
+/// between them; 3D: the six faces' slabs).
+fn layer_boxes<const D: usize>(shape: [usize; D], w: usize) -> Vec<[Range<usize>; D]> {
+    let mut boxes = Vec::new();
+    for a in 0..D {
+        for side in [0..w, shape[a] - w..shape[a]] {
+            boxes.push(std::array::from_fn(|b| match b.cmp(&a) {
+                std::cmp::Ordering::Less => w..shape[b] - w,
+                std::cmp::Ordering::Equal => side.clone(),
+                std::cmp::Ordering::Greater => 0..shape[b],
+            }));
+        }
+    }
+    boxes
+}
+
+impl<E: ExecutionSpace, T: Real, const D: usize> WaveSimulator<E, T, D>
+where
+    Dims<D>: WaveKernels<D>,
+{
     /// A simulator on `space` with the paper's parameters.
     pub fn new(space: E) -> Self {
         Self::with_config(space, WaveConfig::paper())
@@ -347,7 +382,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
     /// background and layers (for a model given as host data with layers on top, use
     /// [`set_velocity_model`](Self::set_velocity_model)). Its values are checked (finite,
     /// > 0) and its maximum is used for the CFL check.
-    pub fn set_velocity(&mut self, v: ScalarField<E::Memory, T>) -> Result<()> {
+    pub fn set_velocity(&mut self, v: ScalarField<E::Memory, T, D>) -> Result<()> {
         let host = v.to_host()?;
         let mut vmax = 0.0f64;
         for (k, &x) in host.as_slice().iter().enumerate() {
@@ -357,9 +392,8 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
                     Param::Velocity,
                     x,
                     format!(
-                        "at row {}, column {}: every velocity must be finite and greater than 0",
-                        k / host.nx(),
-                        k % host.nx()
+                        "at {}: every velocity must be finite and greater than 0",
+                        position_words(k, host.zyx(), D)
                     ),
                 ));
             }
@@ -390,6 +424,12 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         (self.config.nz, self.config.nx)
     }
 
+    /// The fields' shape: `[nz, nx]` in 2D, `[nz, ny, nx]` in 3D.
+    pub fn shape(&self) -> [usize; D] {
+        let c = &self.config;
+        trailing::<D>([c.nz, c.ny, c.nx])
+    }
+
     /// CFL number of the current model.
     pub fn cfl(&self) -> f64 {
         match &self.velocity {
@@ -400,16 +440,31 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
 
     /// Checks every parameter without running.
     pub fn validate(&self) -> Result<()> {
-        self.config.validate_for::<T>()?;
+        let c = &self.config;
+        if c.dims() != D && c.ny != 0 {
+            return Err(Error::invalid(
+                Param::Ny,
+                c.ny,
+                if D == 3 {
+                    "a 3D simulator needs ny > 1 planes along y (ny = 1 is a 2D run: use WaveSimulator<E, T, 2>)"
+                } else {
+                    "ny > 1 makes a 3D run: use WaveSimulator<E, T, 3>, or ny = 1 for a 2D run"
+                },
+            ));
+        }
+        c.validate_for::<T>()?;
         if let Some(v) = &self.velocity {
-            if v.shape() != [self.config.nz, self.config.nx] {
+            if v.shape() != self.shape() {
+                let [nz, ny, nx] = v.zyx();
+                let shape = if D == 3 {
+                    format!("{nz} x {ny} x {nx}")
+                } else {
+                    format!("{nz} x {nx}")
+                };
                 return Err(Error::invalid(
                     Param::VelocityModel,
-                    format!("{} x {}", v.nz(), v.nx()),
-                    format!(
-                        "must match the grid {} x {}",
-                        self.config.nz, self.config.nx
-                    ),
+                    shape,
+                    format!("must match the grid {}", c.grid_words()),
                 ));
             }
             self.config.check_cfl(self.velocity_max)?;
@@ -449,7 +504,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
     pub fn run_with(
         &mut self,
         mut progress: impl FnMut(usize, usize),
-        mut snapshot: impl FnMut(usize, &HostField<T>) -> Result<()>,
+        mut snapshot: impl FnMut(usize, &HostFieldN<T, D>) -> Result<()>,
     ) -> Result<RunStats> {
         self.prepare()?;
         let (nt, every) = (self.config.nt, self.config.snapshot_every);
@@ -480,7 +535,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         let c = self.config.clone();
         let start = Instant::now();
         // The model on the host: needed for the layer's damping and the source's scale.
-        let v_host: Option<HostField<T>> =
+        let v_host: Option<HostFieldN<T, D>> =
             if c.absorb > 0 || c.source_mode == SourceMode::Add || self.velocity.is_none() {
                 Some(self.velocity_host()?)
             } else {
@@ -493,22 +548,38 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
                 return Err(Error::invalid(Param::Velocity, "none", "no velocity model"))
             }
         };
+        let shape = self.shape();
         let eta = match (&v_host, c.absorb) {
             (Some(vh), width) if width > 0 => {
-                let (nz, nx) = (c.nz, c.nx);
-                let host = HostField::<T>::from_fn(nz, nx, |iz, ix| {
-                    let vel = vh.as_slice()[iz * nx + ix].to_f64();
-                    let ez = absorbing_eta(layer_depth(iz, nz, width), width, vel, c.dh, c.dt);
-                    let ex = absorbing_eta(layer_depth(ix, nx, width), width, vel, c.dh, c.dt);
-                    T::lit(ez + ex)
-                })?;
-                Some(ScalarField::<E::Memory, T>::from_host(&host)?)
+                let mut host = HostFieldN::<T, D>::zeros(shape)?;
+                for (k, (e, v)) in host
+                    .as_mut_slice()
+                    .iter_mut()
+                    .zip(vh.as_slice())
+                    .enumerate()
+                {
+                    // The depths along each axis add their contributions (z, then y, x).
+                    let mut rest = k;
+                    let mut index = [0usize; D];
+                    for a in (0..D).rev() {
+                        index[a] = rest % shape[a];
+                        rest /= shape[a];
+                    }
+                    let vel = v.to_f64();
+                    let sum = (0..D).fold(0.0, |acc, a| {
+                        let depth = layer_depth(index[a], shape[a], width);
+                        acc + absorbing_eta(depth, width, vel, c.dh, c.dt)
+                    });
+                    *e = T::lit(sum);
+                }
+                Some(ScalarField::<E::Memory, T, D>::from_host(&host)?)
             }
             _ => None,
         };
         // The source term of each step.
+        let src_flat = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
         let v_src = match &v_host {
-            Some(vh) => vh.as_slice()[c.src_z * c.nx + c.src_x].to_f64(),
+            Some(vh) => vh.as_slice()[src_flat].to_f64(),
             None => c.vmin,
         };
         // The nt-long buffers are allocated fallibly: too many steps are an error, not an
@@ -529,8 +600,12 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
                 format!("the source wavelet is not finite in {} at time step {it}; use a lower peak frequency, or a velocity model with smaller values at the source", T::NAME),
             ));
         }
-        let nrec = c.receivers.len();
-        let receivers: Vec<usize> = c.receivers.iter().map(|&(z, x)| z * c.nx + x).collect();
+        let receivers: Vec<usize> = c
+            .receiver_points()
+            .iter()
+            .map(|&[z, y, x]| (z * c.ny + y) * c.nx + x)
+            .collect();
+        let nrec = receivers.len();
         let samples = c.nt.checked_mul(nrec).ok_or_else(|| {
             Error::invalid(
                 Param::Receivers,
@@ -544,22 +619,22 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             .map_err(|_| out_of_memory(samples))?;
         traces.resize(samples, T::ZERO);
 
-        let p = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
-        let pold = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
-        let pnew = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+        let p = ScalarField::<E::Memory, T, D>::zeros(shape)?;
+        let pold = ScalarField::<E::Memory, T, D>::zeros(shape)?;
+        let pnew = ScalarField::<E::Memory, T, D>::zeros(shape)?;
         let dtdh2 = T::lit((c.dt / c.dh) * (c.dt / c.dh));
         // The fields the step needs besides p, pold, pnew.
         let work = match c.kernels {
             StepKernels::Split => StepFields::Split {
-                pxx: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
-                pzz: ScalarField::<E::Memory, T>::new(c.nz, c.nx)?,
+                pxx: ScalarField::<E::Memory, T, D>::zeros(shape)?,
+                pzz: ScalarField::<E::Memory, T, D>::zeros(shape)?,
             },
             StepKernels::Fused => {
-                let mut kv2 = ScalarField::<E::Memory, T>::new(c.nz, c.nx)?;
+                let mut kv2 = ScalarField::<E::Memory, T, D>::zeros(shape)?;
                 let v = self.velocity.as_ref().or(layered.as_ref());
                 let v =
                     v.ok_or_else(|| Error::invalid(Param::Velocity, "none", "no velocity model"))?;
-                fd_kv2(&self.space, &mut kv2, v, dtdh2)?;
+                Dims::<D>::kv2(&self.space, &mut kv2, v, dtdh2)?;
                 StepFields::Fused { kv2 }
             }
         };
@@ -639,38 +714,31 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             });
         };
         let (p, pold, pnew) = (&mut run.p, &mut run.pold, &mut run.pnew);
+        let src = trailing::<D>([c.src_z, c.src_y, c.src_x]);
         if c.source_mode == SourceMode::Set {
-            add_source(space, p, w, c.src_z, c.src_x)?;
+            Dims::<D>::set_source(space, p, w, src)?;
         }
         match &mut run.work {
             StepFields::Split { pxx, pzz } => {
                 let v = self.velocity.as_ref().or(run.layered.as_ref());
                 let v =
                     v.ok_or_else(|| Error::invalid(Param::Velocity, "none", "no velocity model"))?;
-                fd_pzz(space, pzz, p)?;
-                fd_pxx(space, pxx, p)?;
-                fd_time(space, pnew, p, pold, v, pxx, pzz, run.dtdh2)?;
+                Dims::<D>::split_step(space, pnew, p, pold, v, pxx, pzz, run.dtdh2)?;
             }
             StepFields::Fused { kv2 } => {
-                fd_step_of_order(space, c.space_order, pnew, p, pold, kv2)?
+                Dims::<D>::fused_step(space, c.space_order, pnew, p, pold, kv2)?
             }
         }
         if c.source_mode == SourceMode::Add {
-            inject_source(space, pnew, w, c.src_z, c.src_x)?;
+            Dims::<D>::add_source(space, pnew, w, src)?;
         }
         if let Some(eta) = &run.eta {
-            // Only the layer: the top and bottom strips, then the sides between them.
-            let (w, nz, nx) = (c.absorb, c.nz, c.nx);
-            for (rows, cols) in [
-                (0..w, 0..nx),
-                (nz - w..nz, 0..nx),
-                (w..nz - w, 0..w),
-                (w..nz - w, nx - w..nx),
-            ] {
-                launch_in::<FdAbsorb, E, T>(
+            // Only the layer: the top and bottom strips, then the sides between them (and
+            // in 3D the front and back slabs between those).
+            for region in layer_boxes(pnew.shape(), c.absorb) {
+                launch_in_region::<<Dims<D> as WaveKernels<D>>::Absorb, E, T, D>(
                     space,
-                    rows,
-                    cols,
+                    region,
                     &mut [&mut *pnew],
                     &[pold, eta],
                     &[],
@@ -684,8 +752,8 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             let row = &mut run.traces[it * nrec..(it + 1) * nrec];
             sample_receivers(p, &run.receivers, row, &mut run.scratch)?;
             if let Some(k) = row.iter().position(|v| !v.to_f64().is_finite()) {
-                let (z, x) = c.receivers[k];
-                return Err(non_finite::<T>(it + 1, row[k], z, x, "at receiver"));
+                let pos = position_words(run.receivers[k], [c.nz, c.ny, c.nx], c.dims());
+                return Err(non_finite::<T>(it + 1, row[k], &pos, "at receiver"));
             }
         }
         check_finite(p, c, it + 1)?;
@@ -722,10 +790,14 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             nt: run.done,
             nrec,
             dt: c.dt,
-            positions: c.receivers,
+            positions: c
+                .receiver_points()
+                .iter()
+                .map(|&[z, _, x]| (z, x))
+                .collect(),
             data,
         });
-        let points = (c.nz * c.nx) as f64 * run.done as f64;
+        let points = (c.nz * c.ny * c.nx) as f64 * run.done as f64;
         Ok(RunStats {
             steps: run.done,
             wall,
@@ -742,7 +814,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
     /// The pressure field in `E`'s memory space: while a run is prepared, the field after
     /// the last [`step`](Self::step) (zero before the first); after a finished run, its final
     /// field; `None` before any run.
-    pub fn wavefield(&self) -> Option<&ScalarField<E::Memory, T>> {
+    pub fn wavefield(&self) -> Option<&ScalarField<E::Memory, T, D>> {
         match &self.run {
             Some(run) => Some(&run.p),
             None => self.wavefield.as_ref(),
@@ -751,12 +823,12 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
 
     /// The pressure one step before [`wavefield`](Self::wavefield), while a run is prepared
     /// (the leapfrog scheme's second time level); `None` otherwise.
-    pub fn previous_wavefield(&self) -> Option<&ScalarField<E::Memory, T>> {
+    pub fn previous_wavefield(&self) -> Option<&ScalarField<E::Memory, T, D>> {
         self.run.as_ref().map(|run| &run.pold)
     }
 
     /// Copies the pressure field (see [`wavefield`](Self::wavefield)) to the host.
-    pub fn wavefield_host(&self) -> Result<HostField<T>> {
+    pub fn wavefield_host(&self) -> Result<HostFieldN<T, D>> {
         match self.wavefield() {
             Some(p) => p.to_host(),
             None => Err(Error::OutOfOrder {
@@ -769,10 +841,10 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
 
     /// The velocity model (the one given to [`set_velocity`](Self::set_velocity), else the
     /// layered model), on the host.
-    pub fn velocity_host(&self) -> Result<HostField<T>> {
+    pub fn velocity_host(&self) -> Result<HostFieldN<T, D>> {
         match &self.velocity {
             Some(v) => v.to_host(),
-            None => self.config.velocity_model(),
+            None => self.config.velocity_model_in::<T, D>(),
         }
     }
 }

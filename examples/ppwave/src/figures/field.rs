@@ -4,8 +4,8 @@
 //! units, the source, the receivers and the inner edge of the absorbing layer.
 //!
 //! A [`FieldFigure`] is a row of [`Slice`]s sharing one colour bar: a 2D run has one slice;
-//! a 3D run (not built yet) would add the three slices through the source, each with its own
-//! axis names, side by side with the same [`Scale`].
+//! a 3D run has the three slices through the source ([`wavefield_figure_3d`]), each with its
+//! own backdrop and axis names, side by side with the same [`Scale`].
 
 use super::{colour_bar, drawing, note_style, short, title_style, Figure, CLIP_PERCENTILE, FONT};
 use plotters::coord::Shift;
@@ -121,6 +121,10 @@ pub struct Slice {
     pub values: Vec<f32>,
     /// Draw the velocity model faintly underneath.
     pub underlay: bool,
+    /// The slice's own grid (a 3D run's slices); `None`: the figure's.
+    pub backdrop: Option<Backdrop>,
+    /// Horizontal and vertical axis names.
+    pub axes: [&'static str; 2],
 }
 
 /// A titled row of slices with one colour bar.
@@ -164,7 +168,49 @@ pub fn wavefield_figure<'a, T: Real>(
         slices: vec![Slice {
             values: p.as_slice().iter().map(|v| v.to_f64() as f32).collect(),
             underlay: true,
+            backdrop: None,
+            axes: ["x (m)", "depth z (m)"],
         }],
+        scale: Scale::Pressure { clip },
+    };
+    (fig, clip)
+}
+
+/// The three slices through a 3D run's source side by side (`parts`: each slice's 2D
+/// backdrop, values and axis names), clipped together as [`wavefield_figure`] clips one.
+pub fn wavefield_figure_3d<'a>(
+    main: &'a Backdrop,
+    parts: Vec<(Backdrop, Vec<f32>, [&'static str; 2])>,
+    title: String,
+    notes: Vec<String>,
+) -> (FieldFigure<'a>, f64) {
+    let clip = super::clip_level(
+        parts.iter().flat_map(|p| p.1.iter().map(|&v| v as f64)),
+        CLIP_PERCENTILE,
+    );
+    let mut notes = notes;
+    notes.insert(
+        0,
+        format!(
+            "colours: p clipped at \u{b1}{} (\u{b1}{}th percentile of the non-zero |p| of the slices); gray underlay: velocity",
+            short(clip),
+            CLIP_PERCENTILE
+        ),
+    );
+    let slices = parts
+        .into_iter()
+        .map(|(b, values, axes)| Slice {
+            values,
+            underlay: true,
+            backdrop: Some(b),
+            axes,
+        })
+        .collect();
+    let fig = FieldFigure {
+        backdrop: main,
+        title,
+        notes,
+        slices,
         scale: Scale::Pressure { clip },
     };
     (fig, clip)
@@ -186,6 +232,8 @@ pub fn velocity_figure(backdrop: &Backdrop) -> FieldFigure<'_> {
         slices: vec![Slice {
             values: backdrop.velocity.clone(),
             underlay: false,
+            backdrop: None,
+            axes: ["x (m)", "depth z (m)"],
         }],
         scale: Scale::Velocity {
             vmin: backdrop.vmin,
@@ -246,7 +294,6 @@ impl Figure for FieldFigure<'_> {
     where
         DB::ErrorType: 'static,
     {
-        let b = self.backdrop;
         let (title, body) = root.split_vertically(TITLE_H);
         drawing(title.draw_text(&self.title, &title_style(), (12, 8)))?;
         for (k, note) in self.notes.iter().enumerate() {
@@ -255,8 +302,9 @@ impl Figure for FieldFigure<'_> {
         let (w_all, _) = body.dim_in_pixel();
         let (slices, bar) = body.split_horizontally(w_all - BAR_W);
         let areas = slices.split_evenly((1, self.slices.len()));
-        let (x_max, z_max) = (b.nx as f64 * b.dh, b.nz as f64 * b.dh);
         for (slice, area) in self.slices.iter().zip(&areas) {
+            let b = slice.backdrop.as_ref().unwrap_or(self.backdrop);
+            let (x_max, z_max) = (b.nx as f64 * b.dh, b.nz as f64 * b.dh);
             let mut chart = drawing(
                 ChartBuilder::on(area)
                     .margin(4)
@@ -269,8 +317,8 @@ impl Figure for FieldFigure<'_> {
                 chart
                     .configure_mesh()
                     .disable_mesh()
-                    .x_desc("x (m)")
-                    .y_desc("depth z (m)")
+                    .x_desc(slice.axes[0])
+                    .y_desc(slice.axes[1])
                     .x_label_formatter(&|v| short(*v))
                     .y_label_formatter(&|v| short(*v))
                     .label_style((FONT, 13))

@@ -1,0 +1,254 @@
+//! `ppwave run --ny N`: a 3D run. The plan (flags, checks) is `run.rs`'s; this module runs
+//! [`WaveSimulator<E, T, 3>`] and writes the 3D outputs: `wavefield.npy` and `velocity.npy` of
+//! shape (nz, ny, nx), `wavefield.png` (the three slices through the source: x-z at plane
+//! `src_y`, y-z at column `src_x`, x-y at depth `src_z`, one colour bar), `seismogram.npy`
+//! (nt, nrec) with receivers, `snapshots/NNNNN.npy` with `--snapshot-every`, and `run.json`.
+
+use crate::figures::{self, field};
+use crate::output::OutputDir;
+use crate::run::{progress_bar, step_digits, Plan, RunSummary};
+use anyhow::Context;
+use ppstencil::model::VelocityModel;
+use ppstencil::wave::cfl_limit_in;
+use ppstencil::{io, ExecutionSpace, HostField, Real, WaveConfig, WaveSimulator};
+use std::io::Write;
+
+/// One 2D cut through a 3D `(nz, ny, nx)` array: `rows × cols` values and their names.
+struct Cut {
+    rows: usize,
+    cols: usize,
+    values: Vec<f32>,
+}
+
+/// The three cuts through `[z0, y0, x0]` of `data` (shape `[nz, ny, nx]`): x-z at plane
+/// `y0`, y-z at column `x0`, x-y at depth `z0`.
+fn cuts(data: &[f32], [nz, ny, nx]: [usize; 3], [z0, y0, x0]: [usize; 3]) -> [Cut; 3] {
+    let at = |z: usize, y: usize, x: usize| data[(z * ny + y) * nx + x];
+    let zx = (0..nz).flat_map(|z| (0..nx).map(move |x| (z, x)));
+    let zy = (0..nz).flat_map(|z| (0..ny).map(move |y| (z, y)));
+    let yx = (0..ny).flat_map(|y| (0..nx).map(move |x| (y, x)));
+    [
+        Cut {
+            rows: nz,
+            cols: nx,
+            values: zx.map(|(z, x)| at(z, y0, x)).collect(),
+        },
+        Cut {
+            rows: nz,
+            cols: ny,
+            values: zy.map(|(z, y)| at(z, y, x0)).collect(),
+        },
+        Cut {
+            rows: ny,
+            cols: nx,
+            values: yx.map(|(y, x)| at(z0, y, x)).collect(),
+        },
+    ]
+}
+
+/// The 2D backdrop of a cut: its grid, its velocity values, the source and receivers
+/// projected onto it.
+fn cut_backdrop(
+    c: &WaveConfig,
+    v: &Cut,
+    src: (usize, usize),
+    receivers: Vec<(usize, usize)>,
+) -> anyhow::Result<field::Backdrop> {
+    let values = v.values.iter().map(|&x| x as f64).collect();
+    let config = WaveConfig {
+        nz: v.rows,
+        nx: v.cols,
+        ny: 1,
+        src_y: 0,
+        src_z: src.0,
+        src_x: src.1,
+        layers: Vec::new(),
+        receivers,
+        receivers_3d: Vec::new(),
+        velocity: Some(VelocityModel::new(v.rows, v.cols, values)?),
+        ..c.clone()
+    };
+    field::Backdrop::new(&config)
+}
+
+/// Runs the 3D simulation of `plan` on `space` in element type `T` and writes its outputs.
+pub fn simulate_3d<E: ExecutionSpace, T: Real>(
+    space: E,
+    plan: &Plan,
+    threads: Option<usize>,
+) -> anyhow::Result<RunSummary> {
+    let config = &plan.config;
+    let o = &plan.options;
+    let mut out = OutputDir::prepare(&o.out(), o.replace_previous_run(), &plan.input_refs())?;
+    if config.snapshot_every.is_some() {
+        out.subdir("snapshots")?;
+    }
+    let mut sim = WaveSimulator::<E, T, 3>::with_config(space, config.clone());
+    let bar = progress_bar(config.nt);
+    let digits = step_digits(config.nt);
+    let mut frames = 0usize;
+    let result = sim
+        .run_with(
+            |done, _| bar.set_position(done as u64),
+            |step, p| {
+                let name = format!("snapshots/{step:0digits$}.npy");
+                match out.write(&name, |f| Ok(io::write_npy(f, p)?)) {
+                    Ok(_) => {
+                        frames += 1;
+                        Ok(())
+                    }
+                    Err(_) => Err(ppstencil::Error::invalid(
+                        "snapshot",
+                        step,
+                        "could not be written",
+                    )),
+                }
+            },
+        )
+        .and_then(|stats| Ok((stats, sim.wavefield_host()?, sim.velocity_host()?)));
+    bar.finish_and_clear();
+    let (stats, p, v) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            out.abandon();
+            return Err(anyhow::Error::new(e).context("the simulation failed"));
+        }
+    };
+    out.write("wavefield.npy", |f| Ok(io::write_npy(f, &p)?))?;
+    out.write("velocity.npy", |f| Ok(io::write_npy(f, &v)?))?;
+    let shape = [config.nz, config.ny, config.nx];
+    let src = [config.src_z, config.src_y, config.src_x];
+    let f32s = |h: &[T]| h.iter().map(|x| x.to_f64() as f32).collect::<Vec<f32>>();
+    let [pzx, pzy, pyx] = cuts(&f32s(p.as_slice()), shape, src);
+    let [vzx, vzy, vyx] = cuts(&f32s(v.as_slice()), shape, src);
+    // The receivers in the cut through the source across `axis` (0: z, 1: y, 2: x), on its
+    // other two axes.
+    let in_plane = |axis: usize| {
+        let (u, w) = match axis {
+            0 => (1, 2),
+            1 => (0, 2),
+            _ => (0, 1),
+        };
+        config
+            .receivers_3d
+            .iter()
+            .map(|&(z, y, x)| [z, y, x])
+            .filter(|r| r[axis] == src[axis])
+            .map(|r| (r[u], r[w]))
+            .collect::<Vec<_>>()
+    };
+    let b_zx = cut_backdrop(config, &vzx, (src[0], src[2]), in_plane(1))?;
+    let b_zy = cut_backdrop(config, &vzy, (src[0], src[1]), in_plane(2))?;
+    let b_yx = cut_backdrop(config, &vyx, (src[1], src[2]), in_plane(0))?;
+    let mut clip = 0.0;
+    out.write("wavefield.png", |f| {
+        let title = format!(
+            "Wavefield: pressure after {} steps (t = {} s), slices through the source",
+            stats.steps,
+            figures::short(stats.steps as f64 * config.dt)
+        );
+        let notes = vec![format!(
+            "left: x-z at y = {} m (plane {}); middle: y-z at x = {} m (column {}); right: x-y at z = {} m (row {}); grid {} x {} x {}, dh = {} m",
+            figures::short(src[1] as f64 * config.dh),
+            src[1],
+            figures::short(src[2] as f64 * config.dh),
+            src[2],
+            figures::short(src[0] as f64 * config.dh),
+            src[0],
+            config.nz,
+            config.ny,
+            config.nx,
+            figures::short(config.dh)
+        )];
+        let parts = vec![
+            (b_zx.clone(), pzx.values.clone(), ["x (m)", "depth z (m)"]),
+            (b_zy.clone(), pzy.values.clone(), ["y (m)", "depth z (m)"]),
+            (b_yx.clone(), pyx.values.clone(), ["x (m)", "y (m)"]),
+        ];
+        let (fig, c) = field::wavefield_figure_3d(&b_zx, parts, title, notes);
+        clip = c;
+        figures::write(f, &fig)
+    })?;
+    if let Some(s) = sim.seismogram().filter(|s| s.nrec > 0) {
+        let traces = HostField::from_vec(s.nt, s.nrec, s.data.clone())?;
+        out.write("seismogram.npy", |f| Ok(io::write_npy(f, &traces)?))?;
+    }
+    let names: Vec<String> = out
+        .written()
+        .iter()
+        .map(|f| f.display().to_string())
+        .filter(|f| !f.starts_with("snapshots"))
+        .chain(["run.json".to_string()])
+        .collect();
+    let limit = cfl_limit_in(config.space_order, 3)?;
+    let max_abs = p
+        .as_slice()
+        .iter()
+        .fold(0.0f64, |m, x| m.max(x.to_f64().abs()));
+    let json = serde_json::json!({
+        "program": "ppwave",
+        "ppstencil_version": ppstencil::VERSION,
+        "config": &plan.options,
+        "dims": 3,
+        "backend": o.backend().name(),
+        "kernels": config.kernels.name(),
+        "threads": threads,
+        "precision": T::NAME,
+        "nz": config.nz,
+        "ny": config.ny,
+        "nx": config.nx,
+        "nt": config.nt,
+        "dt": config.dt,
+        "dh": config.dh,
+        "src_z": config.src_z,
+        "src_y": config.src_y,
+        "src_x": config.src_x,
+        "fpeak": config.fpeak,
+        "vmax": config.vmax(),
+        "model": plan.model,
+        "warnings": plan.warnings,
+        "space_order": config.space_order,
+        "absorb": config.absorb,
+        "source_mode": config.source_mode.name(),
+        "receivers": config.receivers_3d.len(),
+        "snapshots": frames,
+        "cfl": config.cfl(),
+        "cfl_limit": limit,
+        "steps": stats.steps,
+        "wall_time_s": stats.wall.as_secs_f64(),
+        "mpoints_per_s": stats.mpoints_per_s,
+        "max_abs_p": max_abs,
+        "image_clip": clip,
+        "files": names,
+    });
+    out.write("run.json", |f| {
+        let text = serde_json::to_string_pretty(&json)? + "\n";
+        std::fs::write(f, text).with_context(|| format!("{}: cannot write", f.display()))
+    })?;
+    let target = out.path().to_path_buf();
+    let files = out.commit()?;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(
+        stdout,
+        "ppwave: {} x {} x {} grid (3D), {} steps on {} (order {}, {}) in {:.3} s = {:.1} Mpoints/s; CFL {:.3} (3D limit {:.3}); max |p| = {:.3e}",
+        config.nz,
+        config.ny,
+        config.nx,
+        stats.steps,
+        o.backend().name(),
+        config.space_order,
+        T::NAME,
+        stats.wall.as_secs_f64(),
+        stats.mpoints_per_s,
+        config.cfl(),
+        limit,
+        max_abs
+    );
+    let _ = writeln!(
+        stdout,
+        "wrote {}/{{{}}}",
+        target.display(),
+        names.join(", ")
+    );
+    Ok(RunSummary { files, stats })
+}

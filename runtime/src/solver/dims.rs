@@ -1,0 +1,228 @@
+//! What differs between the 2D and the 3D solver: which kernels a time step runs.
+//! [`Dims<2>`] and [`Dims<3>`] implement [`WaveKernels`]; [`WaveSimulator`](super::WaveSimulator)
+//! is generic over its dimensionality `D` with the bound `Dims<D>: WaveKernels<D>`, and
+//! everything else (indices, shapes, damping, receivers) is written once with `[z, y, x]`
+//! coordinates, `y` being absent in 2D. The kernels themselves live in [`crate::kernels`].
+
+use crate::kernels::{
+    add_source, add_source_3d, fd_kv2, fd_kv2_3d, fd_pxx, fd_pzz, fd_step_3d_of_order,
+    fd_step_of_order, fd_time, inject_source, inject_source_3d, FdAbsorb, FdAbsorb3d,
+};
+use crate::launch::Stencil;
+use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
+
+/// The dimensionality marker of the solver: `Dims<2>` (the default) or `Dims<3>`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dims<const D: usize>;
+
+/// A field of `E`'s memory space in `D` dimensions.
+type Field<E, T, const D: usize> = ScalarField<<E as ExecutionSpace>::Memory, T, D>;
+
+/// The solver's kernels in `D` dimensions. Implemented for [`Dims<2>`] and [`Dims<3>`].
+pub trait WaveKernels<const D: usize> {
+    /// The absorbing layer's damping stencil, run on the layer's strips.
+    type Absorb: Stencil;
+
+    /// Sets the pressure at `at` to `value` (the paper's source).
+    fn set_source<E: ExecutionSpace, T: Real>(
+        space: &E,
+        p: &mut Field<E, T, D>,
+        value: T,
+        at: [usize; D],
+    ) -> Result<()>;
+
+    /// Adds `value` to the pressure at `at` (the additive source).
+    fn add_source<E: ExecutionSpace, T: Real>(
+        space: &E,
+        p: &mut Field<E, T, D>,
+        value: T,
+        at: [usize; D],
+    ) -> Result<()>;
+
+    /// `kv2 = dtdh2 v²`.
+    fn kv2<E: ExecutionSpace, T: Real>(
+        space: &E,
+        kv2: &mut Field<E, T, D>,
+        v: &Field<E, T, D>,
+        dtdh2: T,
+    ) -> Result<()>;
+
+    /// The fused step of space order `order`.
+    fn fused_step<E: ExecutionSpace, T: Real>(
+        space: &E,
+        order: usize,
+        pnew: &mut Field<E, T, D>,
+        p: &Field<E, T, D>,
+        pold: &Field<E, T, D>,
+        kv2: &Field<E, T, D>,
+    ) -> Result<()>;
+
+    /// The paper's split step (`fd_pzz`, `fd_pxx`, `fd_time`; 2D only).
+    #[allow(clippy::too_many_arguments)]
+    fn split_step<E: ExecutionSpace, T: Real>(
+        space: &E,
+        pnew: &mut Field<E, T, D>,
+        p: &Field<E, T, D>,
+        pold: &Field<E, T, D>,
+        v: &Field<E, T, D>,
+        pxx: &mut Field<E, T, D>,
+        pzz: &mut Field<E, T, D>,
+        dtdh2: T,
+    ) -> Result<()>;
+
+    /// `k >= 2` steps of a temporally blocked run in one wavefront sweep of bands of `band`
+    /// rows (`simulator/blocked.rs`); only 2D runs are blocked.
+    fn blocked_sweep<E: ExecutionSpace, T: Real>(
+        sim: &mut super::WaveSimulator<E, T, D>,
+        k: usize,
+        band: usize,
+    ) -> Result<usize>
+    where
+        Self: Sized;
+}
+
+impl WaveKernels<2> for Dims<2> {
+    fn blocked_sweep<E: ExecutionSpace, T: Real>(
+        sim: &mut super::WaveSimulator<E, T, 2>,
+        k: usize,
+        band: usize,
+    ) -> Result<usize> {
+        sim.sweep(k, band)
+    }
+
+    type Absorb = FdAbsorb;
+
+    fn set_source<E: ExecutionSpace, T: Real>(
+        space: &E,
+        p: &mut Field<E, T, 2>,
+        value: T,
+        [z, x]: [usize; 2],
+    ) -> Result<()> {
+        add_source(space, p, value, z, x)
+    }
+
+    fn add_source<E: ExecutionSpace, T: Real>(
+        space: &E,
+        p: &mut Field<E, T, 2>,
+        value: T,
+        [z, x]: [usize; 2],
+    ) -> Result<()> {
+        inject_source(space, p, value, z, x)
+    }
+
+    fn kv2<E: ExecutionSpace, T: Real>(
+        space: &E,
+        kv2: &mut Field<E, T, 2>,
+        v: &Field<E, T, 2>,
+        dtdh2: T,
+    ) -> Result<()> {
+        fd_kv2(space, kv2, v, dtdh2)
+    }
+
+    fn fused_step<E: ExecutionSpace, T: Real>(
+        space: &E,
+        order: usize,
+        pnew: &mut Field<E, T, 2>,
+        p: &Field<E, T, 2>,
+        pold: &Field<E, T, 2>,
+        kv2: &Field<E, T, 2>,
+    ) -> Result<()> {
+        fd_step_of_order(space, order, pnew, p, pold, kv2)
+    }
+
+    fn split_step<E: ExecutionSpace, T: Real>(
+        space: &E,
+        pnew: &mut Field<E, T, 2>,
+        p: &Field<E, T, 2>,
+        pold: &Field<E, T, 2>,
+        v: &Field<E, T, 2>,
+        pxx: &mut Field<E, T, 2>,
+        pzz: &mut Field<E, T, 2>,
+        dtdh2: T,
+    ) -> Result<()> {
+        fd_pzz(space, pzz, p)?;
+        fd_pxx(space, pxx, p)?;
+        fd_time(space, pnew, p, pold, v, pxx, pzz, dtdh2)
+    }
+}
+
+impl WaveKernels<3> for Dims<3> {
+    fn blocked_sweep<E: ExecutionSpace, T: Real>(
+        _sim: &mut super::WaveSimulator<E, T, 3>,
+        _k: usize,
+        _band: usize,
+    ) -> Result<usize> {
+        // `plan_blocking` never blocks a 3D run, so no blocked sweep reaches here.
+        Err(Error::invalid(
+            Param::TimeBlock,
+            "3D",
+            "3D runs are not time-blocked yet: use --time-block off or auto",
+        ))
+    }
+
+    type Absorb = FdAbsorb3d;
+
+    fn set_source<E: ExecutionSpace, T: Real>(
+        space: &E,
+        p: &mut Field<E, T, 3>,
+        value: T,
+        [z, y, x]: [usize; 3],
+    ) -> Result<()> {
+        add_source_3d(space, p, value, z, y, x)
+    }
+
+    fn add_source<E: ExecutionSpace, T: Real>(
+        space: &E,
+        p: &mut Field<E, T, 3>,
+        value: T,
+        [z, y, x]: [usize; 3],
+    ) -> Result<()> {
+        inject_source_3d(space, p, value, z, y, x)
+    }
+
+    fn kv2<E: ExecutionSpace, T: Real>(
+        space: &E,
+        kv2: &mut Field<E, T, 3>,
+        v: &Field<E, T, 3>,
+        dtdh2: T,
+    ) -> Result<()> {
+        fd_kv2_3d(space, kv2, v, dtdh2)
+    }
+
+    fn fused_step<E: ExecutionSpace, T: Real>(
+        space: &E,
+        order: usize,
+        pnew: &mut Field<E, T, 3>,
+        p: &Field<E, T, 3>,
+        pold: &Field<E, T, 3>,
+        kv2: &Field<E, T, 3>,
+    ) -> Result<()> {
+        fd_step_3d_of_order(space, order, pnew, p, pold, kv2)
+    }
+
+    fn split_step<E: ExecutionSpace, T: Real>(
+        _: &E,
+        _: &mut Field<E, T, 3>,
+        _: &Field<E, T, 3>,
+        _: &Field<E, T, 3>,
+        _: &Field<E, T, 3>,
+        _: &mut Field<E, T, 3>,
+        _: &mut Field<E, T, 3>,
+        _: T,
+    ) -> Result<()> {
+        Err(Error::invalid(
+            Param::Other("kernels".into()),
+            "split",
+            "the split kernels are the paper's 2D kernels; a 3D run uses the fused step",
+        ))
+    }
+}
+
+/// The `D` trailing entries of `[z, y, x]`: `[z, x]`-style for 2D (the `y` entry dropped),
+/// all three in 3D.
+pub(super) fn trailing<const D: usize>(zyx: [usize; 3]) -> [usize; D] {
+    match D {
+        2 => std::array::from_fn(|i| [zyx[0], zyx[2]][i]),
+        _ => std::array::from_fn(|i| zyx[3 - D + i]),
+    }
+}
