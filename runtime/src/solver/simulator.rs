@@ -4,8 +4,9 @@
 //! Parameters and their checks live in `config.rs`, the scheme's numbers in
 //! `physics.rs`.
 
-use super::config::{Layer, SourceMode, StepKernels, WaveConfig};
+use super::config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 use super::physics::{absorbing_eta, layer_depth, source_sample};
+use super::pml::Pml;
 use crate::kernels::{
     add_source, fd_kv2, fd_pxx, fd_pzz, fd_step_of_order, fd_time, inject_source, FdAbsorb,
 };
@@ -34,8 +35,10 @@ struct Run<M: MemorySpace, T: Real> {
     work: StepFields<ScalarField<M, T>>,
     /// The layered velocity model in the space, when none was given with `set_velocity`.
     layered: Option<ScalarField<M, T>>,
-    /// The absorbing layer's damping, when there is a layer.
+    /// The sponge layer's damping, when there is one.
     eta: Option<ScalarField<M, T>>,
+    /// The PML, when there is one.
+    pml: Option<Pml<M, T>>,
     /// `(dt / dh)²`.
     dtdh2: T,
     /// The source term of every step.
@@ -483,7 +486,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             }
         };
         let eta = match (&v_host, c.absorb) {
-            (Some(vh), width) if width > 0 => {
+            (Some(vh), width) if c.layer() == Some(Boundary::Sponge) => {
                 let (nz, nx) = (c.nz, c.nx);
                 let host = HostField::<T>::from_fn(nz, nx, |iz, ix| {
                     let vel = vh.as_slice()[iz * nx + ix].to_f64();
@@ -493,6 +496,15 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
                 })?;
                 Some(ScalarField::<E::Memory, T>::from_host(&host)?)
             }
+            _ => None,
+        };
+        let pml = match &v_host {
+            Some(vh) if c.layer() == Some(Boundary::Pml) => Some(Pml::prepare(
+                &c,
+                vh,
+                c.radius(),
+                c.kernels == StepKernels::Split,
+            )?),
             _ => None,
         };
         // The source term of each step.
@@ -564,6 +576,7 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             work,
             layered,
             eta,
+            pml,
             dtdh2,
             wavelet,
             receivers,
@@ -643,6 +656,14 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         }
         if c.source_mode == SourceMode::Add {
             inject_source(space, pnew, w, c.src_z, c.src_x)?;
+        }
+        if let Some(pml) = &mut run.pml {
+            // The PML: its memory variables and its correction of `pnew`, on the layer only.
+            let kv2 = match &run.work {
+                StepFields::Fused { kv2 } => Some(kv2),
+                StepFields::Split { .. } => None,
+            };
+            pml.step(space, pnew, p, kv2)?;
         }
         if let Some(eta) = &run.eta {
             // Only the layer: the top and bottom strips, then the sides between them.
