@@ -1,8 +1,11 @@
 //! The absorbing layers (sponge and PML), measured: energy reflected back into the interior, against the rigid
 //! border, with a reference run on a grid large enough that no reflection arrives in time.
 
-use ppstencil::solver::{Boundary, SourceMode};
-use ppstencil::{HostField, Rayon, WaveConfig, WaveSimulator};
+use ppstencil::solver::{Boundary, Layer, SourceMode};
+use ppstencil::{
+    ExecutionSpace, HostField, Rayon, Real, Serial, StepKernels, WaveConfig, WaveSimulator,
+};
+use ppstencil_tests::{for_each_space, is_host};
 
 const C: f64 = 2000.0;
 const DH: f64 = 10.0;
@@ -213,4 +216,179 @@ fn table_of_reflection_against_width() {
         }
         println!("{row}");
     }
+}
+
+/// A small model with a strong contrast (1500 / 4500 m/s) crossing the PML on both sides,
+/// source near the contrast, receivers in the layer's corner region too.
+fn contrast_config(nt: usize, width: usize, kernels: StepKernels, order: usize) -> WaveConfig {
+    let n = 64;
+    WaveConfig {
+        nz: n,
+        nx: n + 6,
+        nt,
+        dt: 0.5 * 5.0 / 4500.0,
+        dh: 5.0,
+        src_z: n / 2 - 3,
+        src_x: n / 2,
+        fpeak: 15.0,
+        vmin: 1500.0,
+        layers: vec![Layer {
+            z0: n / 2,
+            z1: n,
+            velocity: 4500.0,
+        }],
+        kernels,
+        space_order: order,
+        absorb: width,
+        boundary: Boundary::Pml,
+        source_mode: SourceMode::Add,
+        receivers: vec![(n / 2, n / 2 + 10), (3, 3), (n / 2, width / 2)],
+        ..WaveConfig::paper()
+    }
+}
+
+/// PMLs can go unstable late: 20,000 steps (25 s of waves, the layer crossed ~ 1000 times)
+/// in a model with a 3:1 velocity contrast through the layer stay bounded, and the energy
+/// leaves: after the wave has gone, the field is a tiny fraction of its peak and does not
+/// grow again.
+fn stays_bounded<T: Real>() {
+    let config = contrast_config(20_000, 12, StepKernels::Fused, 4);
+    let every = 500;
+    let mut sim = WaveSimulator::<Serial, T>::with_config(
+        Serial,
+        WaveConfig {
+            snapshot_every: Some(every),
+            ..config
+        },
+    );
+    let mut peaks = Vec::new();
+    sim.run_with(
+        |_, _| {},
+        |_, p| {
+            peaks.push(p.max_abs().to_f64());
+            Ok(())
+        },
+    )
+    .expect("runs (a blow-up would stop the run with a non-finite error)");
+    let peak = peaks.iter().cloned().fold(0.0, f64::max);
+    let late = peaks[peaks.len() / 4..].iter().cloned().fold(0.0, f64::max);
+    let last = *peaks.last().expect("frames");
+    eprintln!(
+        "{}: peak {peak:.3e}, max after step 5000 {late:.3e}, at 20000 {last:.3e}",
+        T::NAME
+    );
+    assert!(peak > 0.0);
+    assert!(late <= 1e-3 * peak, "late {late:e} vs peak {peak:e}");
+    assert!(last <= 1e-4 * peak, "final {last:e} vs peak {peak:e}");
+}
+
+#[test]
+fn pml_is_stable_for_20000_steps_with_a_strong_contrast_f32() {
+    stays_bounded::<f32>();
+}
+
+#[test]
+fn pml_is_stable_for_20000_steps_with_a_strong_contrast_f64() {
+    stays_bounded::<f64>();
+}
+
+/// The wavefield and the traces of `sim`'s run, as f64.
+fn run_of<E: ExecutionSpace, T: Real>(sim: &mut WaveSimulator<E, T>) -> (Vec<f64>, Vec<f64>) {
+    sim.run().expect("runs");
+    let p = sim.wavefield_host().expect("copy");
+    let traces = &sim.seismogram().expect("traces").data;
+    (
+        p.as_slice().iter().map(|v| v.to_f64()).collect(),
+        traces.iter().map(|v| v.to_f64()).collect(),
+    )
+}
+
+/// With a PML, every space gives Serial's wavefield and traces: host spaces bit for bit,
+/// devices within rounding (FMA contraction; the software GPU is bit for bit too, checked
+/// by `.ci/soft-gpu-tests` through `ppwave run`); fused (orders 4 and 8) and split kernels.
+/// The PML must have done something: it differs from the rigid run.
+fn pml_runs_alike_on_every_space<E: ExecutionSpace>(space: E) {
+    let base = contrast_config(150, 10, StepKernels::Fused, 4);
+    let mut sim = WaveSimulator::<E, f32>::with_config(space, base.clone());
+    for (kernels, order) in [
+        (StepKernels::Fused, 4),
+        (StepKernels::Split, 4),
+        (StepKernels::Fused, 8),
+    ] {
+        sim.set_kernels(kernels).set_space_order(order);
+        let c = sim.config().clone();
+        let (p, tr) = run_of(&mut sim);
+        let (want_p, want_tr) =
+            run_of(&mut WaveSimulator::<Serial, f32>::with_config(Serial, c.clone()));
+        let rigid = run_of(&mut WaveSimulator::<Serial, f32>::with_config(
+            Serial,
+            WaveConfig {
+                boundary: Boundary::Rigid,
+                ..c
+            },
+        ));
+        let scale = want_p.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(scale > 0.0);
+        assert!(
+            want_p.iter().zip(&rigid.0).any(|(a, b)| a != b),
+            "the PML changes the field"
+        );
+        let tol = if is_host::<E>() { 0.0 } else { 1e-5 * scale };
+        for (got, want) in [(&p, &want_p), (&tr, &want_tr)] {
+            let diff = got
+                .iter()
+                .zip(want)
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(
+                diff <= tol,
+                "{} {kernels:?} order {order}: max|diff| {diff:e} (max|p| {scale:e})",
+                E::NAME
+            );
+        }
+    }
+}
+
+/// The same in f64, Rayon against Serial, bit for bit.
+#[test]
+fn pml_runs_alike_in_f64() {
+    let c = contrast_config(150, 10, StepKernels::Fused, 4);
+    let a = run_of(&mut WaveSimulator::<Serial, f64>::with_config(Serial, c.clone()));
+    let b = run_of(&mut WaveSimulator::<Rayon, f64>::with_config(
+        Rayon::with_threads(3).expect("pool"),
+        c,
+    ));
+    assert_eq!(a, b);
+}
+
+for_each_space!(pml_runs_alike_on_every_space);
+
+/// `rigid` with a width is no layer at all (`absorb = 0`), bit for bit; the PML is the
+/// default kind and differs from both the rigid border and the sponge (whose measured
+/// reflection, in the tests above, is the one it had before the PML existed).
+#[test]
+fn rigid_is_no_layer_and_pml_is_the_default() {
+    let c = contrast_config(100, 10, StepKernels::Fused, 4);
+    let field = |c: WaveConfig| {
+        let mut sim = WaveSimulator::<Serial, f32>::with_config(Serial, c);
+        sim.run().expect("runs");
+        sim.wavefield_host().expect("copy").as_slice().to_vec()
+    };
+    let rigid = field(WaveConfig {
+        boundary: Boundary::Rigid,
+        ..c.clone()
+    });
+    let none = field(WaveConfig {
+        absorb: 0,
+        ..c.clone()
+    });
+    assert_eq!(rigid, none);
+    assert_eq!(WaveConfig::paper().boundary, Boundary::Pml);
+    assert_eq!(WaveConfig::paper().layer(), None, "the paper's run has no layer");
+    let pml = field(c.clone());
+    let sponge = field(WaveConfig {
+        boundary: Boundary::Sponge,
+        ..c
+    });
+    assert_ne!(pml, rigid);
+    assert_ne!(pml, sponge);
 }
