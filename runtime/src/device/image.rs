@@ -15,7 +15,7 @@ pub(crate) struct Image {
 }
 
 fn bad(what: &str, problem: impl Into<String>) -> Error {
-    Error::invalid(what, "image", problem)
+    Error::invalid(what, "image", Into::<String>::into(problem))
 }
 
 #[cfg(feature = "cuda")]

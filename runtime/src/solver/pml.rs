@@ -362,6 +362,53 @@ mod tests {
         }
     }
 
+    /// A source or receivers in the layer are warnings (the run is valid, its data damped);
+    /// a PML no wider than the zero border, or bad profile parameters, are errors.
+    #[test]
+    fn sources_and_receivers_in_the_layer_are_warned() {
+        use crate::solver::{Boundary, WaveConfig};
+        let c = WaveConfig {
+            nz: 80,
+            nx: 90,
+            src_z: 40,
+            src_x: 45,
+            absorb: 10,
+            receivers: vec![(40, 5), (40, 50), (79, 89)],
+            layers: vec![],
+            ..WaveConfig::paper()
+        };
+        assert!(c.validate().is_ok());
+        let w = c.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].1.contains("2 of 3 receivers lie inside the 10-cell pml layer"));
+        let c2 = WaveConfig {
+            src_z: 9,
+            ..c.clone()
+        };
+        assert!(c2.warnings()[0].1.contains("the source (9, 45) lies inside"));
+        let rigid = WaveConfig {
+            boundary: Boundary::Rigid,
+            ..c2.clone()
+        };
+        assert!(rigid.warnings().is_empty(), "no layer, no warning");
+        let thin = WaveConfig {
+            absorb: 4,
+            space_order: 8,
+            ..c.clone()
+        };
+        let e = thin.validate().expect_err("thinner than the border").to_string();
+        assert!(e.contains("absorb >= 5"), "{e}");
+        let sponge = WaveConfig {
+            boundary: Boundary::Sponge,
+            pml: PmlParams {
+                reflection: 2.0,
+                ..PmlParams::default()
+            },
+            ..thin
+        };
+        assert!(sponge.validate().is_ok(), "a sponge ignores the PML's parameters");
+    }
+
     #[test]
     fn bad_parameters_are_named() {
         let check = |p: PmlParams, want: Param| match p.validate() {
