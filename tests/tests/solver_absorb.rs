@@ -207,7 +207,10 @@ fn table_of_reflection_against_width() {
     println!("| width (cells) | pml normal | pml grazing | sponge normal | sponge grazing |");
     println!("|---|---|---|---|---|");
     for width in [10, 20, 40] {
-        let mut row = format!("| {width} ({:.2} λ) |", width as f64 * 5.0 / (2000.0 / 15.0));
+        let mut row = format!(
+            "| {width} ({:.2} λ) |",
+            width as f64 * 5.0 / (2000.0 / 15.0)
+        );
         for boundary in [Boundary::Pml, Boundary::Sponge] {
             for grazing in [false, true] {
                 let db = receiver_db(width, boundary, grazing, &refs[usize::from(grazing)]);
@@ -320,8 +323,10 @@ fn pml_runs_alike_on_every_space<E: ExecutionSpace>(space: E) {
         sim.set_kernels(kernels).set_space_order(order);
         let c = sim.config().clone();
         let (p, tr) = run_of(&mut sim);
-        let (want_p, want_tr) =
-            run_of(&mut WaveSimulator::<Serial, f32>::with_config(Serial, c.clone()));
+        let (want_p, want_tr) = run_of(&mut WaveSimulator::<Serial, f32>::with_config(
+            Serial,
+            c.clone(),
+        ));
         let rigid = run_of(&mut WaveSimulator::<Serial, f32>::with_config(
             Serial,
             WaveConfig {
@@ -354,7 +359,10 @@ fn pml_runs_alike_on_every_space<E: ExecutionSpace>(space: E) {
 #[test]
 fn pml_runs_alike_in_f64() {
     let c = contrast_config(150, 10, StepKernels::Fused, 4);
-    let a = run_of(&mut WaveSimulator::<Serial, f64>::with_config(Serial, c.clone()));
+    let a = run_of(&mut WaveSimulator::<Serial, f64>::with_config(
+        Serial,
+        c.clone(),
+    ));
     let b = run_of(&mut WaveSimulator::<Rayon, f64>::with_config(
         Rayon::with_threads(3).expect("pool"),
         c,
@@ -385,7 +393,11 @@ fn rigid_is_no_layer_and_pml_is_the_default() {
     });
     assert_eq!(rigid, none);
     assert_eq!(WaveConfig::paper().boundary, Boundary::Pml);
-    assert_eq!(WaveConfig::paper().layer(), None, "the paper's run has no layer");
+    assert_eq!(
+        WaveConfig::paper().layer(),
+        None,
+        "the paper's run has no layer"
+    );
     let pml = field(c.clone());
     let sponge = field(WaveConfig {
         boundary: Boundary::Sponge,

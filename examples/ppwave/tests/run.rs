@@ -195,7 +195,10 @@ fn absorbing_layer_removes_most_of_the_boundary_reflection() {
             assert_eq!(json["pml"]["reflection"], 1e-4);
             assert_eq!(json["pml"]["degree"], 2.0);
             let alpha = json["pml"]["alpha_max"].as_f64().expect("alpha");
-            assert!((alpha - std::f64::consts::PI * 25.0).abs() < 1e-9, "{alpha}");
+            assert!(
+                (alpha - std::f64::consts::PI * 25.0).abs() < 1e-9,
+                "{alpha}"
+            );
         } else {
             assert!(json["pml"].is_null());
         }

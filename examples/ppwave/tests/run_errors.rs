@@ -276,12 +276,7 @@ fn bad_new_options_are_rejected_before_running() {
         ),
         (
             "pml-r-one",
-            vec![
-                "--absorb".into(),
-                "8".into(),
-                "--pml-r".into(),
-                "1".into(),
-            ],
+            vec!["--absorb".into(), "8".into(), "--pml-r".into(), "1".into()],
             vec!["--pml-r = 1", "between 0 and 1"],
         ),
         (

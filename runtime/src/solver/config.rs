@@ -2,10 +2,10 @@
 //! value, its valid range and the fix), velocity [`Layer`]s, the [`SourceMode`] and the
 //! [`StepKernels`] a time step runs. Running a configuration is `simulator.rs`'s job.
 
-use super::pml::{PmlParams, PML_RADIUS};
 use super::physics::{
     cfl_limit_for, check_space_order, is_normal_in, min_normal, source_sample, DEFAULT_SPACE_ORDER,
 };
+use super::pml::{PmlParams, PML_RADIUS};
 use crate::model::VelocityModel;
 use crate::receivers::ReceiverLine;
 use crate::{Error, HostField, Param, Real, Result, Valid};
@@ -594,9 +594,8 @@ impl WaveConfig {
         }
         if self.layer().is_some() {
             let w = self.absorb;
-            let inside = |z: usize, x: usize| {
-                z < w || x < w || z + w >= self.nz || x + w >= self.nx
-            };
+            let inside =
+                |z: usize, x: usize| z < w || x < w || z + w >= self.nz || x + w >= self.nx;
             let kind = self.boundary.name();
             if inside(self.src_z, self.src_x) {
                 out.push((
@@ -607,7 +606,11 @@ impl WaveConfig {
                     ),
                 ));
             }
-            let n = self.receivers.iter().filter(|&&(z, x)| inside(z, x)).count();
+            let n = self
+                .receivers
+                .iter()
+                .filter(|&&(z, x)| inside(z, x))
+                .count();
             if n > 0 {
                 out.push((
                     Param::Receivers,

@@ -41,13 +41,13 @@ mod pml;
 mod simulator;
 
 pub use config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
-pub use pml::{
-    layer_boxes, pml_profile, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK, DEFAULT_PML_DEGREE,
-    DEFAULT_PML_R, MAX_PML_DEGREE, PML_RADIUS,
-};
 pub use physics::{
     absorbing_eta, cfl_limit, cfl_limit_for, check_space_order, ricker, ricker_delayed,
     second_derivative_weights, ABSORB_STRENGTH, DEFAULT_SPACE_ORDER, MAX_SPACE_ORDER,
     MIN_SPACE_ORDER,
+};
+pub use pml::{
+    layer_boxes, pml_profile, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK, DEFAULT_PML_DEGREE,
+    DEFAULT_PML_R, MAX_PML_DEGREE, PML_RADIUS,
 };
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};

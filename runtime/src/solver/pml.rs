@@ -332,7 +332,10 @@ mod tests {
                     idx[j] = rem % shape[j];
                     rem /= shape[j];
                 }
-                let inside = idx.iter().zip(&shape).all(|(&i, &s)| i >= edge && i < s - edge);
+                let inside = idx
+                    .iter()
+                    .zip(&shape)
+                    .all(|(&i, &s)| i >= edge && i < s - edge);
                 let in_layer = idx
                     .iter()
                     .zip(&shape)
@@ -380,12 +383,16 @@ mod tests {
         assert!(c.validate().is_ok());
         let w = c.warnings();
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].1.contains("2 of 3 receivers lie inside the 10-cell pml layer"));
+        assert!(w[0]
+            .1
+            .contains("2 of 3 receivers lie inside the 10-cell pml layer"));
         let c2 = WaveConfig {
             src_z: 9,
             ..c.clone()
         };
-        assert!(c2.warnings()[0].1.contains("the source (9, 45) lies inside"));
+        assert!(c2.warnings()[0]
+            .1
+            .contains("the source (9, 45) lies inside"));
         let rigid = WaveConfig {
             boundary: Boundary::Rigid,
             ..c2.clone()
@@ -396,7 +403,10 @@ mod tests {
             space_order: 8,
             ..c.clone()
         };
-        let e = thin.validate().expect_err("thinner than the border").to_string();
+        let e = thin
+            .validate()
+            .expect_err("thinner than the border")
+            .to_string();
         assert!(e.contains("absorb >= 5"), "{e}");
         let sponge = WaveConfig {
             boundary: Boundary::Sponge,
@@ -406,7 +416,10 @@ mod tests {
             },
             ..thin
         };
-        assert!(sponge.validate().is_ok(), "a sponge ignores the PML's parameters");
+        assert!(
+            sponge.validate().is_ok(),
+            "a sponge ignores the PML's parameters"
+        );
     }
 
     #[test]
