@@ -311,6 +311,14 @@ pub enum Param {
     SpaceOrder,
     /// Width of the absorbing layer in cells, `absorb`.
     Absorb,
+    /// The kind of border: rigid, sponge or PML.
+    Boundary,
+    /// The PML's target reflection coefficient `R`.
+    PmlReflection,
+    /// The PML's profile degree `N`.
+    PmlDegree,
+    /// The PML's frequency term `α` (1/s).
+    PmlAlpha,
     /// Delay of the additive source's wavelet (s).
     SourceDelay,
     /// How the source enters the wavefield.
@@ -351,6 +359,10 @@ impl std::fmt::Display for Param {
             Param::Layer => "layer",
             Param::SpaceOrder => "space order",
             Param::Absorb => "absorb",
+            Param::Boundary => "boundary",
+            Param::PmlReflection => "PML reflection coefficient",
+            Param::PmlDegree => "PML profile degree",
+            Param::PmlAlpha => "PML alpha",
             Param::SourceDelay => "source delay",
             Param::SourceMode => "source mode",
             Param::SnapshotEvery => "snapshot interval",

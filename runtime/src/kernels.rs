@@ -18,7 +18,8 @@
 //! (`fd_step_2`, `fd_step_4` (4), `fd_step_6`, ..., `fd_step_16`, written with the DSL's
 //! `laplacian(p, N)`, whose Fornberg weights kernels-gen computes; dispatch with
 //! [`fd_step_of_order`]); `inject_source` adds to the source point instead of setting it;
-//! `fd_absorb` damps the absorbing layer. The border that stays zero is the order's radius
+//! `fd_absorb` damps the sponge layer; `pml_psi` and `pml_update` are the perfectly matched
+//! layer's two kernels (run by `solver::pml` on the layer's boxes). The border that stays zero is the order's radius
 //! `N / 2`.
 //!
 //! 3D: `add_source_3d`, `inject_source_3d`, `fd_kv2_3d`, `fd_absorb_3d` and the fused steps
@@ -199,6 +200,45 @@ stencil! {
     pub fn fd_step_3d_16(pnew: out, p: in, pold: in, kv2: in) {
         pnew[0, 0, 0] = 2.0 * p[0, 0, 0] - pold[0, 0, 0] + kv2[0, 0, 0] * laplacian(p, 16);
     }
+
+    /// PML, first half of its step: the memory variables of the first derivatives,
+    /// `psi = b psi + a D1(p)` along x and z (CPML convolution, recursive form), with `D1` the
+    /// centred 4th-order first derivative unscaled by `dh` (`2/3 (f[1] - f[-1]) - 1/12 (f[2] -
+    /// f[-2])`). `a`, `b` are the profiles of `solver::pml` (`a = 0` outside the layer, where
+    /// `psi` stays 0). Run on the layer's boxes only; see `solver::pml`.
+    pub fn pml_psi(psix: inout, psiz: inout, p: in, ax: in, bx: in, az: in, bz: in) {
+        psix[0, 0] = bx[0, 0] * psix[0, 0]
+            + ax[0, 0] * (2.0 / 3.0 * (p[0, 1] - p[0, -1]) - 1.0 / 12.0 * (p[0, 2] - p[0, -2]));
+        psiz[0, 0] = bz[0, 0] * psiz[0, 0]
+            + az[0, 0] * (2.0 / 3.0 * (p[1, 0] - p[-1, 0]) - 1.0 / 12.0 * (p[2, 0] - p[-2, 0]));
+    }
+
+    /// PML, second half of its step (after [`pml_psi`] and the interior step): the memory
+    /// variables of the second derivatives, `zeta = b zeta + a (D2(p) + D1(psi))`, and the
+    /// correction of the new pressure, `pnew += kv2 (D1(psix) + zetax + D1(psiz) + zetaz)`, so
+    /// that in the layer `pnew` is the leapfrog step of `p_tt = v² (∂x̃² p + ∂z̃² p)` with the
+    /// stretched derivatives `∂x̃ = ∂x / s_x(ω)` of the convolutional PML.
+    pub fn pml_update(
+        pnew: inout,
+        zetax: inout,
+        zetaz: inout,
+        p: in,
+        psix: in,
+        psiz: in,
+        kv2: in,
+        ax: in,
+        bx: in,
+        az: in,
+        bz: in,
+    ) {
+        let dpsix = 2.0 / 3.0 * (psix[0, 1] - psix[0, -1]) - 1.0 / 12.0 * (psix[0, 2] - psix[0, -2]);
+        let dpsiz = 2.0 / 3.0 * (psiz[1, 0] - psiz[-1, 0]) - 1.0 / 12.0 * (psiz[2, 0] - psiz[-2, 0]);
+        let zx = bx[0, 0] * zetax[0, 0] + ax[0, 0] * (d2x(p, 4) + dpsix);
+        let zz = bz[0, 0] * zetaz[0, 0] + az[0, 0] * (d2z(p, 4) + dpsiz);
+        zetax[0, 0] = zx;
+        zetaz[0, 0] = zz;
+        pnew[0, 0] = pnew[0, 0] + kv2[0, 0] * (dpsix + zx + dpsiz + zz);
+    }
 }
 
 /// Defines, from one list of `order => kernel / Marker`, the fused step's orders
@@ -331,6 +371,8 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         FdStep3d12::INFO,
         FdStep3d14::INFO,
         FdStep3d16::INFO,
+        PmlPsi::INFO,
+        PmlUpdate::INFO,
     ]
 };
 

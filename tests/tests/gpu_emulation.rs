@@ -13,7 +13,7 @@
 use ppstencil::device::{launch_dims, BlockSize};
 use ppstencil::kernels::{
     AddSource, FdAbsorb, FdKv2, FdPxx, FdPzz, FdStep10, FdStep12, FdStep14, FdStep16, FdStep2,
-    FdStep4, FdStep6, FdStep8, FdTime, InjectSource,
+    FdStep4, FdStep6, FdStep8, FdTime, InjectSource, PmlPsi, PmlUpdate,
 };
 use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::Real;
@@ -304,7 +304,10 @@ fn check_all(backend: &str) {
             }
         )*};
     }
-    interior!(FdStep2, FdStep6, FdStep8, FdStep10, FdStep12, FdStep14, FdStep16, FdAbsorb);
+    interior!(
+        FdStep2, FdStep6, FdStep8, FdStep10, FdStep12, FdStep14, FdStep16, FdAbsorb, PmlPsi,
+        PmlUpdate
+    );
     for (c, &(nz, nx, bx, by)) in CASES.iter().enumerate() {
         let block = BlockSize::new(bx, by).expect("block");
         let src = [nz / 2, nx / 2];
@@ -328,6 +331,8 @@ fn check_all(backend: &str) {
         FdStep16::INFO,
         InjectSource::INFO,
         FdAbsorb::INFO,
+        PmlPsi::INFO,
+        PmlUpdate::INFO,
     ] {
         checked.push(info.name);
     }

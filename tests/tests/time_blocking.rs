@@ -39,6 +39,8 @@ fn config(order: usize, mode: SourceMode, absorb: usize, time_block: TimeBlock) 
         source_mode: mode,
         receivers,
         time_block,
+        // The sponge: its strips are applied band by band in a blocked step.
+        boundary: ppstencil::solver::Boundary::Sponge,
         ..WaveConfig::paper()
     }
 }
@@ -233,6 +235,34 @@ fn bad_input_is_an_error_naming_the_fix() {
         matches!(sim.blocking(), Some(Blocking::Off(why)) if why.contains("cache")),
         "{:?}",
         sim.blocking()
+    );
+}
+
+#[test]
+fn a_pml_run_is_not_blocked_and_says_so() {
+    // The PML's kernels run once per step: an explicit depth is refused naming the fix, and
+    // auto falls back to the unblocked loop (the same run as `off`), saying why.
+    let mut pml = config(4, SourceMode::Add, 12, TimeBlock::Depth(4));
+    pml.boundary = ppstencil::solver::Boundary::Pml;
+    let e = WaveSimulator::<Serial>::with_config(Serial, pml.clone())
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("PML") && e.contains("off"), "{e}");
+    pml.time_block = TimeBlock::Auto;
+    let mut auto = WaveSimulator::<Serial>::with_config(Serial, pml.clone());
+    auto.run().unwrap();
+    assert!(
+        matches!(auto.blocking(), Some(Blocking::Off(why)) if why.contains("PML")),
+        "{:?}",
+        auto.blocking()
+    );
+    pml.time_block = TimeBlock::Off;
+    let mut off = WaveSimulator::<Serial>::with_config(Serial, pml);
+    off.run().unwrap();
+    assert_eq!(
+        auto.wavefield_host().unwrap().as_slice(),
+        off.wavefield_host().unwrap().as_slice()
     );
 }
 

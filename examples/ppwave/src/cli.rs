@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ppstencil::receivers::ReceiverLine;
-use ppstencil::wave::{Layer, SourceMode, TimeBlock};
+use ppstencil::wave::{Boundary, Layer, PmlParams, SourceMode, TimeBlock};
 use ppstencil::{StepKernels, WaveConfig};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -92,6 +92,28 @@ impl From<SourceModeArg> for SourceMode {
         match m {
             SourceModeArg::Set => SourceMode::Set,
             SourceModeArg::Add => SourceMode::Add,
+        }
+    }
+}
+
+/// The grid's edge (`WaveConfig::boundary`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoundaryArg {
+    /// A convolutional perfectly matched layer of --absorb cells (the default with --absorb).
+    Pml,
+    /// A damping layer of --absorb cells.
+    Sponge,
+    /// The paper's reflecting border, no layer (the default without --absorb).
+    Rigid,
+}
+
+impl From<BoundaryArg> for Boundary {
+    fn from(b: BoundaryArg) -> Boundary {
+        match b {
+            BoundaryArg::Pml => Boundary::Pml,
+            BoundaryArg::Sponge => Boundary::Sponge,
+            BoundaryArg::Rigid => Boundary::Rigid,
         }
     }
 }
@@ -201,10 +223,30 @@ pub struct RunArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub space_order: Option<usize>,
     /// Absorbing layer of N cells on every side, inside the grid [default: 0: the paper's
-    /// rigid border]. 2 to 3 peak wavelengths wide absorb best (about -30 dB).
+    /// rigid border]. A PML (the default kind) of 20 cells reflects about 50 dB less than
+    /// the rigid border; a sponge needs 2 to 3 peak wavelengths for about -30 dB.
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub absorb: Option<usize>,
+    /// The kind of border [default: pml with --absorb N, else rigid (the paper's)]. pml and
+    /// sponge need --absorb N; rigid has no layer.
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<BoundaryArg>,
+    /// The PML's target reflection coefficient R, between 0 and 1 [default: 1e-4]: the
+    /// damping at the outer edge is d0 = -(N + 1) v ln(R) / (2 L).
+    #[arg(long, value_name = "R")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pml_r: Option<f64>,
+    /// The PML's damping profile degree N, d = d0 (depth / L)^N, 1 to 8 [default: 2].
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pml_degree: Option<f64>,
+    /// The CPML frequency term alpha at the layer's inner edge, in 1/s, 0 or more, falling
+    /// linearly to 0 at the outer edge [default: pi fpeak].
+    #[arg(long, value_name = "A")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pml_alpha: Option<f64>,
     /// How the source enters [default: set, the paper's].
     #[arg(long, value_enum)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -290,6 +332,10 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ("kernels", "one of \"split\", \"fused\""),
     ("space-order", "a whole number (even, 2 to 16)"),
     ("absorb", "a whole number (cells)"),
+    ("boundary", "one of \"pml\", \"sponge\", \"rigid\""),
+    ("pml-r", "a number between 0 and 1"),
+    ("pml-degree", "a number (1 to 8)"),
+    ("pml-alpha", "a number (1/s)"),
     ("source-mode", "one of \"set\", \"add\""),
     ("source-delay", "a number (seconds)"),
     (
@@ -333,6 +379,10 @@ impl RunArgs {
             kernels,
             space_order,
             absorb,
+            boundary,
+            pml_r,
+            pml_degree,
+            pml_alpha,
             source_mode,
             source_delay,
             receivers,
@@ -400,6 +450,12 @@ impl RunArgs {
             kernels: self.kernels.map_or(paper.kernels, StepKernels::from),
             space_order: self.space_order.unwrap_or(paper.space_order),
             absorb: self.absorb.unwrap_or(paper.absorb),
+            boundary: self.boundary.map_or(paper.boundary, Boundary::from),
+            pml: PmlParams {
+                reflection: self.pml_r.unwrap_or(paper.pml.reflection),
+                degree: self.pml_degree.unwrap_or(paper.pml.degree),
+                alpha: self.pml_alpha.or(paper.pml.alpha),
+            },
             source_mode: self.source_mode.map_or(paper.source_mode, SourceMode::from),
             source_delay: self.source_delay,
             receivers,

@@ -178,6 +178,10 @@ mod tests {
             kernels = "split"
             space-order = 8
             absorb = 9
+            boundary = "sponge"
+            pml-r = 0.01
+            pml-degree = 3
+            pml-alpha = 40
             source-mode = "add"
             source-delay = 0.25
             receivers = ["1:0:10:2"]

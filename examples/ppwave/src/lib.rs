@@ -3,6 +3,8 @@
 //! hand-written C reference measured by `ppwave bench` ([`cref`], feature `c-reference`) and
 //! the mapping of errors to exit codes ([`exit_code`]). `src/main.rs` is a thin `main` over
 //! [`execute`].
+// run.json is one `serde_json::json!` literal with many keys.
+#![recursion_limit = "256"]
 #![warn(missing_docs)]
 
 pub mod bench;

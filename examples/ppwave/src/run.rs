@@ -71,6 +71,10 @@ pub fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
         Param::TimeBlock => "--time-block",
         Param::SpaceOrder => "--space-order",
         Param::Absorb => "--absorb",
+        Param::Boundary => "--boundary",
+        Param::PmlReflection => "--pml-r",
+        Param::PmlDegree => "--pml-degree",
+        Param::PmlAlpha => "--pml-alpha",
         Param::SourceDelay => "--source-delay",
         Param::SourceMode => "--source-mode",
         Param::SnapshotEvery => "--snapshot-every",
@@ -382,6 +386,43 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
             .into(),
         ));
     }
+    {
+        use ppstencil::wave::Boundary;
+        let kind = o.boundary.map(Boundary::from);
+        // The PML is 2D for now: a 3D run with a layer and no --boundary gets the sponge, and
+        // says so (stderr and run.json's warnings); `--boundary pml` in 3D is refused.
+        if kind.is_none() && config.dims() == 3 && config.absorb > 0 {
+            config.boundary = Boundary::Sponge;
+            warnings.push(
+                "the PML is 2D for now: this 3D run's absorbing layer is the sponge (--boundary sponge)"
+                    .into(),
+            );
+        }
+        if config.absorb == 0 && matches!(kind, Some(Boundary::Pml | Boundary::Sponge)) {
+            let name = config.boundary.name();
+            return Err(origin(BadInput(format!(
+                "--boundary {name} needs a layer: add --absorb N (20 cells or more for a PML), or use --boundary rigid"
+            )).into()));
+        }
+        if config.absorb > 0 && kind == Some(Boundary::Rigid) {
+            return Err(origin(BadInput(format!(
+                "--boundary rigid has no layer, but --absorb = {}: drop --absorb, or choose --boundary pml or sponge",
+                config.absorb
+            )).into()));
+        }
+        let pml_flags = [
+            ("--pml-r", o.pml_r.is_some()),
+            ("--pml-degree", o.pml_degree.is_some()),
+            ("--pml-alpha", o.pml_alpha.is_some()),
+        ];
+        if let Some((flag, _)) = pml_flags.iter().find(|(_, given)| *given) {
+            if config.layer() != Some(Boundary::Pml) {
+                return Err(origin(BadInput(format!(
+                    "{flag} applies only to a PML (--absorb N with --boundary pml, the default kind); add --absorb N or drop {flag}"
+                )).into()));
+            }
+        }
+    }
     if o.source_delay.is_some() && config.source_mode != ppstencil::wave::SourceMode::Add {
         return Err(origin(BadInput(
             "--source-delay applies only to --source-mode add (the paper's set mode starts the wavelet at its peak); add --source-mode add or drop --source-delay".into(),
@@ -439,6 +480,16 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     });
     o.space_order = Some(config.space_order);
     o.absorb = Some(config.absorb);
+    let layer = config.layer();
+    o.boundary = Some(match layer {
+        None => crate::cli::BoundaryArg::Rigid,
+        Some(ppstencil::wave::Boundary::Sponge) => crate::cli::BoundaryArg::Sponge,
+        Some(_) => crate::cli::BoundaryArg::Pml,
+    });
+    let pml = (layer == Some(ppstencil::wave::Boundary::Pml)).then_some(config.pml);
+    o.pml_r = pml.map(|p| p.reflection);
+    o.pml_degree = pml.map(|p| p.degree);
+    o.pml_alpha = pml.map(|p| p.alpha_max(config.fpeak));
     o.source_mode = Some(match config.source_mode {
         ppstencil::wave::SourceMode::Set => crate::cli::SourceModeArg::Set,
         ppstencil::wave::SourceMode::Add => crate::cli::SourceModeArg::Add,
@@ -714,6 +765,13 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "layers": config.layers.iter().map(|l| serde_json::json!({"z0": l.z0, "z1": l.z1, "velocity": l.velocity})).collect::<Vec<_>>(),
         "space_order": config.space_order,
         "absorb": config.absorb,
+        "boundary": config.layer().map_or("rigid", |b| b.name()),
+        "pml": (config.layer() == Some(ppstencil::wave::Boundary::Pml)).then(|| serde_json::json!({
+            "reflection": config.pml.reflection,
+            "degree": config.pml.degree,
+            "alpha_max": config.pml.alpha_max(config.fpeak),
+            "alpha_default": config.pml.alpha.is_none(),
+        })),
         "source_mode": config.source_mode.name(),
         "source_delay": (config.source_mode == ppstencil::wave::SourceMode::Add).then(|| config.source_delay()),
         "receivers": config.receivers.len(),

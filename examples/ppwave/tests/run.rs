@@ -150,9 +150,9 @@ fn space_order_8_matches_the_library_and_uses_its_own_cfl_limit() {
 fn absorbing_layer_removes_most_of_the_boundary_reflection() {
     // 60 x 60 cells of 10 m, 2000 m/s, 25 Hz (80 m = 8 cells per wavelength), source in the
     // middle; after 0.3 s the direct wave has left the grid and only reflections remain.
-    let energy = |absorb: &str| {
-        let out = scratch(&format!("absorb-{absorb}"));
-        let o = ppwave(&[
+    let energy = |absorb: &str, boundary: &[&str], kind: &str| {
+        let out = scratch(&format!("absorb-{absorb}-{kind}"));
+        let mut args = vec![
             "run",
             "--nz",
             "60",
@@ -182,22 +182,39 @@ fn absorbing_layer_removes_most_of_the_boundary_reflection() {
             "serial",
             "--out",
             out.to_str().expect("utf-8"),
-        ]);
+        ];
+        args.extend_from_slice(boundary);
+        let o = ppwave(&args);
         assert_ok(&o);
-        assert_eq!(
-            read_json(&out.join("run.json"))["absorb"],
-            absorb.parse::<u32>().expect("n")
-        );
+        let json = read_json(&out.join("run.json"));
+        assert_eq!(json["absorb"], absorb.parse::<u32>().expect("n"));
+        assert_eq!(json["boundary"], kind);
+        assert_eq!(json["config"]["boundary"], kind);
+        if kind == "pml" {
+            // The defaults, recorded: R = 1e-4, N = 2, alpha = pi fpeak.
+            assert_eq!(json["pml"]["reflection"], 1e-4);
+            assert_eq!(json["pml"]["degree"], 2.0);
+            let alpha = json["pml"]["alpha_max"].as_f64().expect("alpha");
+            assert!(
+                (alpha - std::f64::consts::PI * 25.0).abs() < 1e-9,
+                "{alpha}"
+            );
+        } else {
+            assert!(json["pml"].is_null());
+        }
         let (_, p) = parse_npy(&out.join("wavefield.npy"));
         p.iter().map(|v| v * v).sum::<f64>()
     };
-    let rigid = energy("0");
-    let absorbing = energy("16");
+    let rigid = energy("0", &[], "rigid");
+    let sponge = energy("16", &["--boundary", "sponge"], "sponge");
+    let pml = energy("16", &[], "pml");
     assert!(rigid > 0.0);
     assert!(
-        absorbing < 0.05 * rigid,
-        "absorbing layer left {absorbing:e} of {rigid:e}"
+        sponge < 0.05 * rigid,
+        "absorbing layer left {sponge:e} of {rigid:e}"
     );
+    // The PML (the default kind with --absorb) leaves far less than the sponge.
+    assert!(pml < 0.01 * sponge, "pml left {pml:e}, sponge {sponge:e}");
 }
 
 #[test]

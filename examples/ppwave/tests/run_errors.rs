@@ -248,6 +248,83 @@ fn bad_new_options_are_rejected_before_running() {
             vec!["--absorb = 20", "absorb <= 19"],
         ),
         (
+            "pml-no-layer",
+            vec!["--boundary".into(), "pml".into()],
+            vec!["--boundary pml needs a layer", "--absorb N"],
+        ),
+        (
+            "rigid-with-layer",
+            vec![
+                "--boundary".into(),
+                "rigid".into(),
+                "--absorb".into(),
+                "8".into(),
+            ],
+            vec!["--boundary rigid has no layer", "drop --absorb"],
+        ),
+        (
+            "pml-r-sponge",
+            vec![
+                "--absorb".into(),
+                "8".into(),
+                "--boundary".into(),
+                "sponge".into(),
+                "--pml-r".into(),
+                "0.01".into(),
+            ],
+            vec!["--pml-r applies only to a PML"],
+        ),
+        (
+            "pml-r-one",
+            vec!["--absorb".into(), "8".into(), "--pml-r".into(), "1".into()],
+            vec!["--pml-r = 1", "between 0 and 1"],
+        ),
+        (
+            "pml-r-nan",
+            vec![
+                "--absorb".into(),
+                "8".into(),
+                "--pml-r".into(),
+                "NaN".into(),
+            ],
+            vec!["--pml-r = NaN", "between 0 and 1"],
+        ),
+        (
+            "pml-degree",
+            vec![
+                "--absorb".into(),
+                "8".into(),
+                "--pml-degree".into(),
+                "-2".into(),
+            ],
+            vec!["--pml-degree = -2", "from 1 to 8"],
+        ),
+        (
+            "pml-alpha",
+            vec![
+                "--absorb".into(),
+                "8".into(),
+                "--pml-alpha".into(),
+                "-1".into(),
+            ],
+            vec!["--pml-alpha = -1", "0 or more"],
+        ),
+        (
+            "pml-thin",
+            vec![
+                "--absorb".into(),
+                "2".into(),
+                "--space-order".into(),
+                "4".into(),
+            ],
+            vec!["--absorb = 2", "absorb >= 3"],
+        ),
+        (
+            "boundary-kind",
+            vec!["--boundary".into(), "cpml".into()],
+            vec!["--boundary", "pml, sponge, rigid"],
+        ),
+        (
             "rec-row",
             vec!["--receivers".into(), "40:0:10:1".into()],
             vec!["--receivers = 40:0:10:1", "Z < 40"],

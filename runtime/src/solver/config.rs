@@ -6,6 +6,7 @@ use super::blocking::TimeBlock;
 use super::physics::{
     cfl_limit_in, check_space_order, is_normal_in, min_normal, source_sample, DEFAULT_SPACE_ORDER,
 };
+use super::pml::{PmlParams, PML_RADIUS};
 use crate::model::VelocityModel;
 use crate::receivers::ReceiverLine;
 use crate::{Error, HostField, MemSpaceHost, Param, Real, Result, ScalarField, Valid};
@@ -46,6 +47,50 @@ impl std::str::FromStr for SourceMode {
                 Param::SourceMode,
                 other,
                 "use `set` (the paper's: the source point is set to the wavelet) or `add` (a delayed Ricker injected additively)",
+            )),
+        }
+    }
+}
+
+/// What the grid's edge does to waves that reach it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Boundary {
+    /// The paper's: the outer cells stay 0, waves reflect (no layer, whatever
+    /// [`WaveConfig::absorb`] says).
+    Rigid,
+    /// A damping layer of [`WaveConfig::absorb`] cells (`fd_absorb`, see
+    /// [`absorbing_eta`](super::absorbing_eta)).
+    Sponge,
+    /// A convolutional perfectly matched layer of [`WaveConfig::absorb`] cells (see
+    /// [`PmlParams`]); the default absorbing boundary.
+    #[default]
+    Pml,
+}
+
+impl Boundary {
+    /// `"rigid"`, `"sponge"` or `"pml"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Boundary::Rigid => "rigid",
+            Boundary::Sponge => "sponge",
+            Boundary::Pml => "pml",
+        }
+    }
+}
+
+impl std::str::FromStr for Boundary {
+    type Err = Error;
+
+    /// Parses `rigid`, `sponge` or `pml`.
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "rigid" => Ok(Boundary::Rigid),
+            "sponge" => Ok(Boundary::Sponge),
+            "pml" => Ok(Boundary::Pml),
+            other => Err(Error::invalid(
+                Param::Boundary,
+                other,
+                "use `pml` (a perfectly matched layer, the default with a layer), `sponge` (a damping layer) or `rigid` (the paper's reflecting border, no layer)",
             )),
         }
     }
@@ -121,6 +166,11 @@ pub struct WaveConfig {
     /// Width in cells of the absorbing layer on every side (0: none, the paper's rigid
     /// border). The layer lies inside the `nz × nx` grid. `--absorb N`.
     pub absorb: usize,
+    /// The kind of absorbing layer when [`absorb`](Self::absorb) > 0 (PML by default);
+    /// [`Boundary::Rigid`] means no layer. `--boundary pml|sponge|rigid`.
+    pub boundary: Boundary,
+    /// The PML's profile parameters. `--pml-r`, `--pml-degree`, `--pml-alpha`.
+    pub pml: PmlParams,
     /// Set (the paper's) or additive source. `--source-mode set|add`.
     pub source_mode: SourceMode,
     /// Delay of the additive source's Ricker peak in seconds; `None` means `1.5 / fpeak`.
@@ -191,6 +241,8 @@ impl WaveConfig {
             kernels: StepKernels::Fused,
             space_order: DEFAULT_SPACE_ORDER,
             absorb: 0,
+            boundary: Boundary::Pml,
+            pml: PmlParams::default(),
             source_mode: SourceMode::Set,
             source_delay: None,
             receivers: Vec::new(),
@@ -255,6 +307,16 @@ impl WaveConfig {
                 .collect()
         } else {
             self.receivers.iter().map(|&(z, x)| [z, 0, x]).collect()
+        }
+    }
+
+    /// The layer the run has: `None` without one (`absorb` 0 or a rigid border), else the
+    /// sponge or the PML.
+    pub fn layer(&self) -> Option<Boundary> {
+        match self.boundary {
+            _ if self.absorb == 0 => None,
+            Boundary::Rigid => None,
+            b => Some(b),
         }
     }
 
@@ -429,6 +491,23 @@ impl WaveConfig {
                     (narrow - 1) / 2
                 ),
             ));
+        }
+        if self.layer() == Some(Boundary::Pml) {
+            if dims != 2 {
+                return Err(super::pml::pml_is_2d_only(dims));
+            }
+            self.pml.validate()?;
+            let edge = r.max(PML_RADIUS);
+            if self.absorb <= edge {
+                return Err(Error::invalid(
+                    Param::Absorb,
+                    self.absorb,
+                    format!(
+                        "a PML must be wider than the {edge}-cell border its kernels leave at zero: absorb >= {} (20 or more absorb well)",
+                        edge + 1
+                    ),
+                ));
+            }
         }
         if self.src_z < r || self.src_z >= self.nz - r {
             return Err(Error::invalid(
@@ -691,6 +770,35 @@ impl WaveConfig {
                     low / (2.0 * 2.5 * self.dh)
                 ),
             ));
+        }
+        if self.layer().is_some() {
+            let w = self.absorb;
+            let inside =
+                |z: usize, x: usize| z < w || x < w || z + w >= self.nz || x + w >= self.nx;
+            let kind = self.boundary.name();
+            if inside(self.src_z, self.src_x) {
+                out.push((
+                    Param::SourceZ,
+                    format!(
+                        "the source ({}, {}) lies inside the {w}-cell {kind} layer: its wave is damped from the start (place it at least {w} cells from every side)",
+                        self.src_z, self.src_x
+                    ),
+                ));
+            }
+            let n = self
+                .receivers
+                .iter()
+                .filter(|&&(z, x)| inside(z, x))
+                .count();
+            if n > 0 {
+                out.push((
+                    Param::Receivers,
+                    format!(
+                        "{n} of {} receivers lie inside the {w}-cell {kind} layer: the data recorded there is damped (place them at least {w} cells from every side)",
+                        self.receivers.len()
+                    ),
+                ));
+            }
         }
         let nyquist = 0.5 / self.dt;
         if fmax > nyquist {

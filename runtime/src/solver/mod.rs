@@ -10,8 +10,10 @@
 //! Beyond the paper (each option defaults to the paper's behaviour):
 //! - [`WaveConfig::space_order`]: the fused step of that order (`laplacian(p, N)` in the DSL);
 //!   the border that stays zero is its radius `N / 2`; the CFL limit is [`cfl_limit_for`].
-//! - [`WaveConfig::absorb`]: an absorbing layer of that many cells on every side, a damping
-//!   term `η p_t` whose strength grows quadratically into the layer (see [`absorbing_eta`]).
+//! - [`WaveConfig::absorb`]: an absorbing layer of that many cells on every side, of the kind
+//!   [`WaveConfig::boundary`] says: a convolutional PML (the default, `pml.rs`, see
+//!   [`PmlParams`]) or a sponge, a damping term `η p_t` whose strength grows quadratically
+//!   into the layer (see [`absorbing_eta`]).
 //! - [`WaveConfig::source_mode`]: [`SourceMode::Set`] (the paper) or [`SourceMode::Add`], a
 //!   delayed Ricker wavelet injected as a point source of the discretised equation.
 //! - [`WaveConfig::receivers`]: traces recorded every step, read back with
@@ -31,23 +33,30 @@
 //! Where things live (all re-exported here): `physics.rs` (the numbers of the scheme: FD
 //! weights and the CFL limit, the Ricker wavelets, the absorbing layer's damping),
 //! `config.rs` ([`WaveConfig`] and its validation, [`Layer`], [`SourceMode`],
-//! [`StepKernels`]), `simulator.rs` ([`WaveSimulator`]: preparing a run, one time step,
-//! the time loop, results; its blocked steps in `simulator/blocked.rs`) and [`blocking`]
-//! (the temporal-blocking schedule, generic over the step). The stencils the solver runs live in [`crate::kernels`];
+//! [`StepKernels`], [`Boundary`]), `pml.rs` (the PML: parameters, profiles, the layer's
+//! boxes, its fields and step), `simulator.rs` ([`WaveSimulator`]: preparing a run, one time
+//! step, the time loop, results; its blocked steps in `simulator/blocked.rs`), `dims.rs` (what
+//! differs between 2D and 3D) and [`blocking`] (the temporal-blocking schedule, generic over
+//! the step). The stencils the solver runs live in [`crate::kernels`];
 //! receivers and velocity models in [`crate::receivers`] and [`crate::model`].
 
 pub mod blocking;
 mod config;
 mod dims;
 mod physics;
+mod pml;
 mod simulator;
 
 pub use blocking::{BlockPlan, Blocking, TimeBlock};
-pub use config::{Layer, SourceMode, StepKernels, WaveConfig};
+pub use config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 pub use dims::{Dims, WaveKernels};
 pub use physics::{
     absorbing_eta, cfl_limit, cfl_limit_for, cfl_limit_in, check_space_order, ricker,
     ricker_delayed, second_derivative_weights, ABSORB_STRENGTH, DEFAULT_SPACE_ORDER,
     MAX_SPACE_ORDER, MIN_SPACE_ORDER,
+};
+pub use pml::{
+    layer_boxes, pml_profile, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK, DEFAULT_PML_DEGREE,
+    DEFAULT_PML_R, MAX_PML_DEGREE, PML_RADIUS,
 };
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};

@@ -5,9 +5,10 @@
 //! `physics.rs`.
 
 use super::blocking::Blocking;
-use super::config::{Layer, SourceMode, StepKernels, WaveConfig};
+use super::config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
 use super::physics::{absorbing_eta, layer_depth, source_sample};
+use super::pml::Pml;
 use crate::launch::launch_in_region;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
@@ -41,6 +42,8 @@ struct Run<M: MemorySpace, T: Real, const D: usize> {
     layered: Option<ScalarField<M, T, D>>,
     /// The absorbing layer's damping, when there is a layer.
     eta: Option<ScalarField<M, T, D>>,
+    /// The PML, when there is one (2D).
+    pml: Option<Pml<M, T>>,
     /// `(dt / dh)²`.
     dtdh2: T,
     /// The source term of every step.
@@ -550,7 +553,7 @@ where
         };
         let shape = self.shape();
         let eta = match (&v_host, c.absorb) {
-            (Some(vh), width) if width > 0 => {
+            (Some(vh), width) if c.layer() == Some(Boundary::Sponge) => {
                 let mut host = HostFieldN::<T, D>::zeros(shape)?;
                 for (k, (e, v)) in host
                     .as_mut_slice()
@@ -574,6 +577,15 @@ where
                 }
                 Some(ScalarField::<E::Memory, T, D>::from_host(&host)?)
             }
+            _ => None,
+        };
+        let pml = match &v_host {
+            Some(vh) if c.layer() == Some(Boundary::Pml) => Some(Pml::prepare_in(
+                &c,
+                vh,
+                c.radius(),
+                c.kernels == StepKernels::Split,
+            )?),
             _ => None,
         };
         // The source term of each step.
@@ -652,6 +664,7 @@ where
             work,
             layered,
             eta,
+            pml,
             dtdh2,
             wavelet,
             receivers,
@@ -731,6 +744,14 @@ where
         }
         if c.source_mode == SourceMode::Add {
             Dims::<D>::add_source(space, pnew, w, src)?;
+        }
+        if let Some(pml) = &mut run.pml {
+            // The PML: its memory variables and its correction of `pnew`, on the layer only.
+            let kv2 = match &run.work {
+                StepFields::Fused { kv2 } => Some(kv2),
+                StepFields::Split { .. } => None,
+            };
+            pml.step_in(space, pnew, p, kv2)?;
         }
         if let Some(eta) = &run.eta {
             // Only the layer: the top and bottom strips, then the sides between them (and

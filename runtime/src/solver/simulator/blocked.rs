@@ -21,7 +21,7 @@ use super::super::blocking::{ring_split, wavefront, BlockPlan, Blocking, StepSha
 use super::{check_finite, non_finite, StepFields, WaveSimulator, FINITE_CHECK_EVERY};
 use crate::kernels::{add_source, fd_step_in, fd_step_info, inject_source, FdAbsorb};
 use crate::launch::launch_in;
-use crate::solver::config::{SourceMode, StepKernels, WaveConfig};
+use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{Dims, WaveKernels};
 use crate::{Error, ExecutionSpace, HostField, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
@@ -91,6 +91,12 @@ where
                     E::NAME
                 ),
                 "use off or auto, or a host backend (serial, rayon)",
+            );
+        }
+        if c.layer() == Some(Boundary::Pml) {
+            return refuse(
+                "the PML's layer kernels run once per time step (they are not blocked yet)",
+                "use off or auto, or the sponge layer",
             );
         }
         if c.kernels == StepKernels::Split {

@@ -1,0 +1,507 @@
+//! The perfectly matched layer (PML): its parameters ([`PmlParams`]), its damping profiles
+//! ([`pml_profile`]), the boxes of a layer ([`layer_boxes`]: faces, edges and corners of a
+//! box in any number of dimensions, each point once) and its fields and per-step work
+//! (`Pml`, crate-private, run by `simulator.rs` after the interior step).
+//!
+//! The formulation is the convolutional PML (Komatitsch & Martin 2007) for the second-order
+//! acoustic equation, in the form of Pasalic & McGarry (2010): in the layer each derivative
+//! is stretched, `∂x̃ = ∂x / s_x`, `s_x = 1 + d_x / (α + iω)`, and
+//!
+//! ```text
+//! ∂x̃² p = ∂x² p + ∂x ψx + ζx,   ψx = b ψx + a ∂x p,   ζx = b ζx + a (∂x² p + ∂x ψx)
+//! b = exp(-(d + α) dt),   a = d / (d + α) (b - 1)
+//! ```
+//!
+//! (the same along z). The interior kernel is unchanged: it computes the whole field, and the
+//! PML's two kernels (`pml_psi`, `pml_update` in [`crate::kernels`]) then update the memory
+//! variables and add `kv2 (∂x ψx + ζx + ∂z ψz + ζz)` to the new pressure, on the layer's boxes
+//! only. Profiles: `d(q) = d0 q^N` with `q` the depth into the layer (0 at its inner edge, 1
+//! at the grid's edge), `d0 = -(N + 1) v ln(R) / (2 L)` for a layer `L = width · dh` thick,
+//! `v` the local velocity, `R` the target reflection coefficient; `α(q) = α_max (1 - q)`.
+//!
+//! What is not here: the sponge layer (`physics.rs`, `fd_absorb`), the time loop
+//! (`simulator.rs`), the parameters' place in [`WaveConfig`](super::WaveConfig) and their
+//! validation (`config.rs`).
+
+use crate::kernels::{PmlPsi, PmlUpdate};
+use crate::launch::launch_in;
+use crate::{Error, ExecutionSpace, HostField, Param, Real, Result, ScalarField};
+use std::ops::Range;
+
+/// Default target reflection coefficient `R` of the PML (amplitude, normal incidence).
+pub const DEFAULT_PML_R: f64 = 1e-4;
+/// Default polynomial degree `N` of the PML's damping profile.
+pub const DEFAULT_PML_DEGREE: f64 = 2.0;
+/// Default CPML frequency term at the layer's inner edge, as a multiple of `π fpeak`
+/// (Komatitsch & Martin 2007): `α_max = π fpeak`.
+pub const DEFAULT_PML_ALPHA_OVER_PI_FPEAK: f64 = 1.0;
+/// Largest accepted polynomial degree of the profile.
+pub const MAX_PML_DEGREE: f64 = 8.0;
+/// The PML kernels' radius: their derivatives are 4th order, whatever the interior's order.
+pub const PML_RADIUS: usize = 2;
+
+/// The PML's profile parameters (see the module docs for the formulas).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PmlParams {
+    /// Target reflection coefficient `R`, in (0, 1). Default [`DEFAULT_PML_R`].
+    pub reflection: f64,
+    /// Polynomial degree `N` of `d(q) = d0 q^N`, in [1, [`MAX_PML_DEGREE`]]. Default
+    /// [`DEFAULT_PML_DEGREE`].
+    pub degree: f64,
+    /// CPML frequency term `α_max` at the inner edge in 1/s, 0 or more; `None`: `π fpeak`.
+    pub alpha: Option<f64>,
+}
+
+impl Default for PmlParams {
+    fn default() -> Self {
+        PmlParams {
+            reflection: DEFAULT_PML_R,
+            degree: DEFAULT_PML_DEGREE,
+            alpha: None,
+        }
+    }
+}
+
+impl PmlParams {
+    /// `α_max` for a wavelet of peak frequency `fpeak`: [`alpha`](Self::alpha) or `π fpeak`.
+    pub fn alpha_max(&self, fpeak: f64) -> f64 {
+        self.alpha
+            .unwrap_or(DEFAULT_PML_ALPHA_OVER_PI_FPEAK * std::f64::consts::PI * fpeak)
+    }
+
+    /// Checks the parameters; the error names the value, its range and the default.
+    pub fn validate(&self) -> Result<()> {
+        let r = self.reflection;
+        if !(r.is_finite() && r > 0.0 && r < 1.0) {
+            return Err(Error::invalid(
+                Param::PmlReflection,
+                r,
+                format!("the target reflection coefficient must lie strictly between 0 and 1 (default {DEFAULT_PML_R:e}; 1e-3 to 1e-5 are usual)"),
+            ));
+        }
+        let n = self.degree;
+        if !(n.is_finite() && (1.0..=MAX_PML_DEGREE).contains(&n)) {
+            return Err(Error::invalid(
+                Param::PmlDegree,
+                n,
+                format!("the damping profile's polynomial degree must be a number from 1 to {MAX_PML_DEGREE} (default {DEFAULT_PML_DEGREE}; 2 or 3 are usual)"),
+            ));
+        }
+        if let Some(a) = self.alpha {
+            if !(a.is_finite() && a >= 0.0) {
+                return Err(Error::invalid(
+                    Param::PmlAlpha,
+                    a,
+                    "the CPML frequency term must be a finite number of 1/s, 0 or more (default π fpeak)",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The PML's coefficients `(a, b)` of the recursive convolution at depth `depth` cells into
+/// a layer of `width` cells (`depth` 0: outside the layer, `(0, 1)`), for local velocity `v`:
+/// `d = d0 q^N`, `α = α_max (1 - q)`, `q = depth / width`, `b = exp(-(d + α) dt)`,
+/// `a = d (b - 1) / (d + α)`.
+///
+/// ```
+/// use ppstencil::solver::{pml_profile, PmlParams};
+/// let params = PmlParams { reflection: 1e-3, degree: 2.0, alpha: Some(0.0) };
+/// assert_eq!(pml_profile(&params, 0, 20, 2000.0, 5.0, 1e-3, 15.0), (0.0, 1.0));
+/// // At the outer edge: d0 = -(2 + 1) 2000 ln(1e-3) / (2 · 100 m) = 207.2 / s.
+/// let (a, b) = pml_profile(&params, 20, 20, 2000.0, 5.0, 1e-3, 15.0);
+/// let d0 = -3.0 * 2000.0 * 1e-3f64.ln() / 200.0;
+/// assert!((b - (-d0 * 1e-3f64).exp()).abs() < 1e-15 && (a - (b - 1.0)).abs() < 1e-15);
+/// ```
+pub fn pml_profile(
+    params: &PmlParams,
+    depth: usize,
+    width: usize,
+    v: f64,
+    dh: f64,
+    dt: f64,
+    fpeak: f64,
+) -> (f64, f64) {
+    if depth == 0 || width == 0 {
+        return (0.0, 1.0);
+    }
+    let q = depth as f64 / width as f64;
+    let n = params.degree;
+    let d0 = -(n + 1.0) * v * params.reflection.ln() / (2.0 * width as f64 * dh);
+    let d = d0 * q.powf(n);
+    let alpha = params.alpha_max(fpeak) * (1.0 - q);
+    let b = (-(d + alpha) * dt).exp();
+    let a = if d + alpha > 0.0 {
+        d * (b - 1.0) / (d + alpha)
+    } else {
+        0.0
+    };
+    (a, b)
+}
+
+/// The boxes of a layer `width` cells thick inside a grid of `shape` (any number of
+/// dimensions), without the outer `edge` cells of every side (the border the kernels do not
+/// write): every point at least `edge` from every side and less than `width` from some side,
+/// each exactly once, in `2 D` boxes (none empty when `edge < width`). Axis `k` contributes
+/// a low and a high slab, spanning the layer's inner part along the axes before `k` and the
+/// whole range along the axes after it, so the faces, edges and corners of the box are
+/// covered once: in 2D, the top and bottom strips with the corners, then the left and right
+/// strips between them; in 3D, six slabs.
+///
+/// ```
+/// use ppstencil::solver::layer_boxes;
+/// let b = layer_boxes([10, 12], 3, 1);
+/// assert_eq!(b, vec![[1..3, 1..11], [7..9, 1..11], [3..7, 1..3], [3..7, 9..11]]);
+/// assert!(layer_boxes([10, 12], 1, 1).is_empty());
+/// ```
+pub fn layer_boxes<const D: usize>(
+    shape: [usize; D],
+    width: usize,
+    edge: usize,
+) -> Vec<[Range<usize>; D]> {
+    let mut boxes = Vec::new();
+    if width <= edge || shape.iter().any(|&n| n < 2 * width) {
+        return boxes;
+    }
+    for k in 0..D {
+        for side in [edge..width, shape[k] - width..shape[k] - edge] {
+            let b: [Range<usize>; D] = std::array::from_fn(|j| match j.cmp(&k) {
+                std::cmp::Ordering::Less => width..shape[j] - width,
+                std::cmp::Ordering::Equal => side.clone(),
+                std::cmp::Ordering::Greater => edge..shape[j] - edge,
+            });
+            if b.iter().all(|r| !r.is_empty()) {
+                boxes.push(b);
+            }
+        }
+    }
+    boxes
+}
+
+/// Depth of index `i` into a layer of `width` cells at both ends of `0..n`: `width` at the
+/// outermost cell, 1 at the innermost layer cell, 0 in the interior (the sponge's rule).
+fn depth(i: usize, n: usize, width: usize) -> usize {
+    super::physics::layer_depth(i, n, width)
+}
+
+/// A prepared PML in memory space `M`: the profiles, the memory variables and the boxes it
+/// runs on. Memory: eight fields of the grid's size (four profiles, four memory variables;
+/// nine with the split kernels, which have no `kv2` of their own), computed on the boxes
+/// only.
+pub(super) struct Pml<M: crate::MemorySpace, T: Real> {
+    ax: ScalarField<M, T>,
+    bx: ScalarField<M, T>,
+    az: ScalarField<M, T>,
+    bz: ScalarField<M, T>,
+    psix: ScalarField<M, T>,
+    psiz: ScalarField<M, T>,
+    zetax: ScalarField<M, T>,
+    zetaz: ScalarField<M, T>,
+    /// `(dt/dh)² v²` for the split kernels (the fused step brings its own).
+    kv2: Option<ScalarField<M, T>>,
+    /// The boxes of the layer, inside the interior's zero border.
+    boxes: Vec<[Range<usize>; 2]>,
+}
+
+/// The error for a PML asked of a run that is not 2D.
+pub(crate) fn pml_is_2d_only(dims: usize) -> Error {
+    Error::invalid(
+        Param::Boundary,
+        "pml",
+        format!(
+            "the PML is 2D for now and this run is {dims}D: use the sponge layer \
+             (boundary sponge) for a {dims}D run"
+        ),
+    )
+}
+
+impl<M: crate::MemorySpace + 'static, T: Real + 'static> Pml<M, T> {
+    /// [`prepare`](Self::prepare) for the solver generic over its dimensionality `D`: the
+    /// PML is 2D, so any other `D` is [`pml_is_2d_only`].
+    pub(super) fn prepare_in<const D: usize>(
+        c: &super::WaveConfig,
+        v: &ScalarField<crate::MemSpaceHost, T, D>,
+        edge: usize,
+        own_kv2: bool,
+    ) -> Result<Self> {
+        match (v as &dyn std::any::Any).downcast_ref::<HostField<T>>() {
+            Some(v) => Self::prepare(c, v, edge, own_kv2),
+            None => Err(pml_is_2d_only(D)),
+        }
+    }
+
+    /// [`step`](Self::step) for the solver generic over `D` (2D only, as `prepare_in`).
+    pub(super) fn step_in<E: ExecutionSpace<Memory = M>, const D: usize>(
+        &mut self,
+        space: &E,
+        pnew: &mut ScalarField<M, T, D>,
+        p: &ScalarField<M, T, D>,
+        kv2: Option<&ScalarField<M, T, D>>,
+    ) -> Result<()> {
+        use std::any::Any;
+        let pnew = (pnew as &mut dyn Any).downcast_mut::<ScalarField<M, T>>();
+        let p = (p as &dyn Any).downcast_ref::<ScalarField<M, T>>();
+        let kv2 = kv2.map(|k| (k as &dyn Any).downcast_ref::<ScalarField<M, T>>());
+        match (pnew, p, kv2) {
+            (Some(pnew), Some(p), None) => self.step(space, pnew, p, None),
+            (Some(pnew), Some(p), Some(Some(kv2))) => self.step(space, pnew, p, Some(kv2)),
+            _ => Err(pml_is_2d_only(D)),
+        }
+    }
+}
+
+impl<M: crate::MemorySpace, T: Real> Pml<M, T> {
+    /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
+    /// with the interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
+    pub(super) fn prepare(
+        c: &super::WaveConfig,
+        v: &HostField<T>,
+        edge: usize,
+        own_kv2: bool,
+    ) -> Result<Self> {
+        let (nz, nx, w) = (c.nz, c.nx, c.absorb);
+        let coef = |iz: usize, ix: usize, along_x: bool| {
+            let vel = v.as_slice()[iz * nx + ix].to_f64();
+            let d = if along_x {
+                depth(ix, nx, w)
+            } else {
+                depth(iz, nz, w)
+            };
+            pml_profile(&c.pml, d, w, vel, c.dh, c.dt, c.fpeak)
+        };
+        let field = |f: &dyn Fn(usize, usize) -> f64| {
+            HostField::<T>::from_fn(nz, nx, |iz, ix| T::lit(f(iz, ix)))
+                .and_then(|h| ScalarField::<M, T>::from_host(&h))
+        };
+        let dtdh2 = (c.dt / c.dh) * (c.dt / c.dh);
+        let kv2 = if own_kv2 {
+            Some(field(&|iz, ix| {
+                let vel = v.as_slice()[iz * nx + ix].to_f64();
+                dtdh2 * vel * vel
+            })?)
+        } else {
+            None
+        };
+        Ok(Pml {
+            ax: field(&|iz, ix| coef(iz, ix, true).0)?,
+            bx: field(&|iz, ix| coef(iz, ix, true).1)?,
+            az: field(&|iz, ix| coef(iz, ix, false).0)?,
+            bz: field(&|iz, ix| coef(iz, ix, false).1)?,
+            psix: ScalarField::new(nz, nx)?,
+            psiz: ScalarField::new(nz, nx)?,
+            zetax: ScalarField::new(nz, nx)?,
+            zetaz: ScalarField::new(nz, nx)?,
+            kv2,
+            boxes: layer_boxes([nz, nx], w, edge.max(PML_RADIUS)),
+        })
+    }
+
+    /// The PML's part of one time step, after the interior step wrote `pnew` from `p`:
+    /// updates `psi` on every box, then `zeta` and `pnew` (two passes, because `pml_update`
+    /// reads `psi` at neighbours). `kv2`: the fused step's `(dt/dh)² v²` (`None` with the
+    /// split kernels: the PML's own).
+    pub(super) fn step<E: ExecutionSpace<Memory = M>>(
+        &mut self,
+        space: &E,
+        pnew: &mut ScalarField<M, T>,
+        p: &ScalarField<M, T>,
+        kv2: Option<&ScalarField<M, T>>,
+    ) -> Result<()> {
+        let Some(kv2) = kv2.or(self.kv2.as_ref()) else {
+            return Err(Error::invalid(
+                Param::Velocity,
+                "none",
+                "the PML needs (dt/dh)² v²",
+            ));
+        };
+        let profiles = [&self.ax, &self.bx, &self.az, &self.bz];
+        for [rows, cols] in &self.boxes {
+            launch_in::<PmlPsi, E, T>(
+                space,
+                rows.clone(),
+                cols.clone(),
+                &mut [&mut self.psix, &mut self.psiz],
+                &[p, profiles[0], profiles[1], profiles[2], profiles[3]],
+                &[],
+            )?;
+        }
+        for [rows, cols] in &self.boxes {
+            launch_in::<PmlUpdate, E, T>(
+                space,
+                rows.clone(),
+                cols.clone(),
+                &mut [&mut *pnew, &mut self.zetax, &mut self.zetaz],
+                &[
+                    p,
+                    &self.psix,
+                    &self.psiz,
+                    kv2,
+                    profiles[0],
+                    profiles[1],
+                    profiles[2],
+                    profiles[3],
+                ],
+                &[],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every point of the layer (inside the edge) in exactly one box, no other point, in
+    /// 1D, 2D and 3D, counted against the definition point by point.
+    #[test]
+    fn layer_boxes_cover_the_layer_once() {
+        fn check<const D: usize>(shape: [usize; D], width: usize, edge: usize) {
+            let total: usize = shape.iter().product();
+            let mut hits = vec![0u8; total];
+            for b in layer_boxes(shape, width, edge) {
+                let mut idx = [0usize; D];
+                let n: usize = b.iter().map(|r| r.len()).product();
+                for mut k in 0..n {
+                    for j in (0..D).rev() {
+                        idx[j] = b[j].start + k % b[j].len();
+                        k /= b[j].len();
+                    }
+                    let flat = idx.iter().zip(&shape).fold(0, |f, (&i, &s)| f * s + i);
+                    hits[flat] += 1;
+                }
+            }
+            for (flat, &h) in hits.iter().enumerate() {
+                let mut rem = flat;
+                let mut idx = [0usize; D];
+                for j in (0..D).rev() {
+                    idx[j] = rem % shape[j];
+                    rem /= shape[j];
+                }
+                let inside = idx
+                    .iter()
+                    .zip(&shape)
+                    .all(|(&i, &s)| i >= edge && i < s - edge);
+                let in_layer = idx
+                    .iter()
+                    .zip(&shape)
+                    .any(|(&i, &s)| i < width || i >= s - width);
+                let want = u8::from(inside && in_layer);
+                assert_eq!(h, want, "{shape:?} width {width} edge {edge} at {idx:?}");
+            }
+        }
+        check([9], 3, 1);
+        check([10, 12], 3, 1);
+        check([11, 7], 3, 2);
+        check([10, 12], 5, 0);
+        check([8, 9, 10], 3, 1);
+        check([7, 7, 7], 3, 2);
+        assert_eq!(layer_boxes([8, 9, 10], 3, 1).len(), 6);
+    }
+
+    #[test]
+    fn profile_grows_from_the_inner_edge() {
+        let p = PmlParams::default();
+        let mut last = 0.0;
+        for d in 1..=20 {
+            let (a, b) = pml_profile(&p, d, 20, 2000.0, 5.0, 1e-3, 15.0);
+            assert!(a < 0.0 && a > -1.0 && b > 0.0 && b < 1.0);
+            assert!(-a > last, "|a| grows with depth");
+            last = -a;
+        }
+    }
+
+    /// A source or receivers in the layer are warnings (the run is valid, its data damped);
+    /// a PML no wider than the zero border, or bad profile parameters, are errors.
+    #[test]
+    fn sources_and_receivers_in_the_layer_are_warned() {
+        use crate::solver::{Boundary, WaveConfig};
+        let c = WaveConfig {
+            nz: 80,
+            nx: 90,
+            src_z: 40,
+            src_x: 45,
+            absorb: 10,
+            receivers: vec![(40, 5), (40, 50), (79, 89)],
+            layers: vec![],
+            ..WaveConfig::paper()
+        };
+        assert!(c.validate().is_ok());
+        let w = c.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0]
+            .1
+            .contains("2 of 3 receivers lie inside the 10-cell pml layer"));
+        let c2 = WaveConfig {
+            src_z: 9,
+            ..c.clone()
+        };
+        assert!(c2.warnings()[0]
+            .1
+            .contains("the source (9, 45) lies inside"));
+        let rigid = WaveConfig {
+            boundary: Boundary::Rigid,
+            ..c2.clone()
+        };
+        assert!(rigid.warnings().is_empty(), "no layer, no warning");
+        let thin = WaveConfig {
+            absorb: 4,
+            space_order: 8,
+            ..c.clone()
+        };
+        let e = thin
+            .validate()
+            .expect_err("thinner than the border")
+            .to_string();
+        assert!(e.contains("absorb >= 5"), "{e}");
+        let sponge = WaveConfig {
+            boundary: Boundary::Sponge,
+            pml: PmlParams {
+                reflection: 2.0,
+                ..PmlParams::default()
+            },
+            ..thin
+        };
+        assert!(
+            sponge.validate().is_ok(),
+            "a sponge ignores the PML's parameters"
+        );
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let check = |p: PmlParams, want: Param| match p.validate() {
+            Err(Error::InvalidParameter { param, .. }) => assert_eq!(param, want),
+            other => panic!("{p:?}: {other:?}"),
+        };
+        for r in [0.0, 1.0, -0.1, f64::NAN, 2.0] {
+            check(
+                PmlParams {
+                    reflection: r,
+                    ..PmlParams::default()
+                },
+                Param::PmlReflection,
+            );
+        }
+        for n in [0.0, -1.0, f64::NAN, 9.0, f64::INFINITY] {
+            check(
+                PmlParams {
+                    degree: n,
+                    ..PmlParams::default()
+                },
+                Param::PmlDegree,
+            );
+        }
+        for a in [-1.0, f64::NAN, f64::INFINITY] {
+            check(
+                PmlParams {
+                    alpha: Some(a),
+                    ..PmlParams::default()
+                },
+                Param::PmlAlpha,
+            );
+        }
+        assert!(PmlParams::default().validate().is_ok());
+    }
+}
