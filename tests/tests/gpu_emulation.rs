@@ -12,8 +12,10 @@
 
 use ppstencil::device::{launch_dims, BlockSize};
 use ppstencil::kernels::{
-    AddSource, FdAbsorb, FdKv2, FdPxx, FdPzz, FdStep10, FdStep12, FdStep14, FdStep16, FdStep2,
-    FdStep4, FdStep6, FdStep8, FdTime, InjectSource, PmlPsi, PmlUpdate,
+    AddSource, AddSource3d, FdAbsorb, FdAbsorb3d, FdKv2, FdKv23d, FdPxx, FdPzz, FdStep10, FdStep12,
+    FdStep14, FdStep16, FdStep2, FdStep3d10, FdStep3d12, FdStep3d14, FdStep3d16, FdStep3d2,
+    FdStep3d4, FdStep3d6, FdStep3d8, FdStep4, FdStep6, FdStep8, FdTime, InjectSource,
+    InjectSource3d, PmlPsi, PmlUpdate,
 };
 use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::Real;
@@ -333,6 +335,18 @@ fn check_all(backend: &str) {
         FdAbsorb::INFO,
         PmlPsi::INFO,
         PmlUpdate::INFO,
+        AddSource3d::INFO,
+        InjectSource3d::INFO,
+        FdKv23d::INFO,
+        FdAbsorb3d::INFO,
+        FdStep3d2::INFO,
+        FdStep3d4::INFO,
+        FdStep3d6::INFO,
+        FdStep3d8::INFO,
+        FdStep3d10::INFO,
+        FdStep3d12::INFO,
+        FdStep3d14::INFO,
+        FdStep3d16::INFO,
     ] {
         checked.push(info.name);
     }
@@ -378,6 +392,36 @@ fn check_all(backend: &str) {
             block,
         );
     }
+    // The 3D acoustic kernels (listed as checked above), on 3D shapes that are not multiples
+    // of the block and hold the largest radius (8).
+    const SHAPES_3D: [(usize, usize, usize, u32, u32); 2] =
+        [(19, 18, 21, 8, 4), (18, 23, 40, 32, 8)];
+    macro_rules! acoustic_3d {
+        ($($ty:ident),*) => {$(
+            for (c, &(nz, ny, nx, bx, by)) in SHAPES_3D.iter().enumerate() {
+                let block = BlockSize::new(bx, by).expect("block");
+                let name = <$ty as Stencil>::INFO.name;
+                let at: &[usize] = if <$ty as Stencil>::INFO.point { &[9, 8, 10] } else { &[] };
+                let shape = [nz, ny, nx];
+                nd += check_shape::<$ty, f32>(&bin, &format!("{backend}-{name}-32-{c}"), shape, at, block);
+                nd += check_shape::<$ty, f64>(&bin, &format!("{backend}-{name}-64-{c}"), shape, at, block);
+            }
+        )*};
+    }
+    acoustic_3d!(
+        AddSource3d,
+        InjectSource3d,
+        FdKv23d,
+        FdAbsorb3d,
+        FdStep3d2,
+        FdStep3d4,
+        FdStep3d6,
+        FdStep3d8,
+        FdStep3d10,
+        FdStep3d12,
+        FdStep3d14,
+        FdStep3d16
+    );
     assert!(nd > 1000, "{nd} 1D/3D points compared");
 }
 

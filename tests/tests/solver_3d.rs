@@ -32,6 +32,8 @@ fn small3() -> WaveConfig {
         }],
         space_order: 8,
         absorb: 6,
+        // The PML is 2D for now: 3D runs use the sponge.
+        boundary: ppstencil::solver::Boundary::Sponge,
         source_mode: SourceMode::Add,
         receivers_3d: vec![(8, 13, 5), (20, 4, 30)],
         ..WaveConfig::paper()
@@ -163,6 +165,11 @@ fn bad_3d_parameters_name_the_parameter() {
     type Mutation = Box<dyn Fn(&mut WaveConfig)>;
     let cases: Vec<(Mutation, Param, &str)> = vec![
         (Box::new(|c| c.ny = 8), Param::Ny, "at least 9 planes"),
+        (
+            Box::new(|c| c.boundary = ppstencil::solver::Boundary::Pml),
+            Param::Boundary,
+            "the PML is 2D for now",
+        ),
         (Box::new(|c| c.ny = 0), Param::Ny, "ny = 1 for a 2D run"),
         (Box::new(|c| c.src_y = 3), Param::SourceY, "4 <= src_y < 22"),
         (

@@ -392,7 +392,6 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         // The PML is 2D for now: a 3D run with a layer and no --boundary gets the sponge, and
         // says so (stderr and run.json's warnings); `--boundary pml` in 3D is refused.
         if kind.is_none() && config.dims() == 3 && config.absorb > 0 {
-            config.boundary = Boundary::Sponge;
             warnings.push(
                 "the PML is 2D for now: this 3D run's absorbing layer is the sponge (--boundary sponge)"
                     .into(),

@@ -209,6 +209,7 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
         "warnings": plan.warnings,
         "space_order": config.space_order,
         "absorb": config.absorb,
+        "boundary": config.layer().map_or("rigid", |b| b.name()),
         "source_mode": config.source_mode.name(),
         "receivers": config.receivers_3d.len(),
         "snapshots": frames,
