@@ -130,7 +130,7 @@ stencil! {
 /// Defines, from one list of `order => kernel`, the fused step's orders ([`SPACE_ORDERS`])
 /// and its dispatch by order ([`fd_step_of_order`]).
 macro_rules! fused_steps {
-    ($($order:literal => $kernel:ident),* $(,)?) => {
+    ($($order:literal => $kernel:ident / $marker:ident),* $(,)?) => {
         /// The space orders with a fused step kernel: every even order from
         /// [`MIN_SPACE_ORDER`](crate::solver::MIN_SPACE_ORDER) to
         /// [`MAX_SPACE_ORDER`](crate::solver::MAX_SPACE_ORDER).
@@ -148,28 +148,51 @@ macro_rules! fused_steps {
         ) -> Result<()> {
             match order {
                 $($order => $kernel(space, pnew, p, pold, kv2),)*
-                _ => {
-                    crate::solver::check_space_order(order)?;
-                    Err(Error::invalid(
-                        Param::SpaceOrder,
-                        order,
-                        "is supported but has no fused kernel: add its fd_step_N to kernels.rs",
-                    ))
-                }
+                _ => Err(no_fused_kernel(order)),
+            }
+        }
+
+        /// [`fd_step_of_order`] on the box `region` only (rows, columns), inside the
+        /// domain: see [`launch_in_region`](crate::launch::launch_in_region).
+        pub fn fd_step_of_order_in<E: ExecutionSpace, T: Real>(
+            space: &E,
+            order: usize,
+            region: [std::ops::Range<usize>; 2],
+            pnew: &mut ScalarField<E::Memory, T>,
+            p: &ScalarField<E::Memory, T>,
+            pold: &ScalarField<E::Memory, T>,
+            kv2: &ScalarField<E::Memory, T>,
+        ) -> Result<()> {
+            match order {
+                $($order => crate::launch::launch_in_region::<$marker, E, T, 2>(
+                    space, region, &mut [pnew], &[p, pold, kv2], &[]),)*
+                _ => Err(no_fused_kernel(order)),
             }
         }
     };
 }
 
 fused_steps! {
-    2 => fd_step_2,
-    4 => fd_step_4,
-    6 => fd_step_6,
-    8 => fd_step_8,
-    10 => fd_step_10,
-    12 => fd_step_12,
-    14 => fd_step_14,
-    16 => fd_step_16,
+    2 => fd_step_2 / FdStep2,
+    4 => fd_step_4 / FdStep4,
+    6 => fd_step_6 / FdStep6,
+    8 => fd_step_8 / FdStep8,
+    10 => fd_step_10 / FdStep10,
+    12 => fd_step_12 / FdStep12,
+    14 => fd_step_14 / FdStep14,
+    16 => fd_step_16 / FdStep16,
+}
+
+/// The error for a valid space order without a fused kernel (or the order's own error).
+fn no_fused_kernel(order: usize) -> Error {
+    match crate::solver::check_space_order(order) {
+        Err(e) => e,
+        Ok(()) => Error::invalid(
+            Param::SpaceOrder,
+            order,
+            "is supported but has no fused kernel: add its fd_step_N to kernels.rs",
+        ),
+    }
 }
 
 /// Metadata of every acoustic kernel, for tools (`ppwave gen`, benchmarks).

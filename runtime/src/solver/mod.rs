@@ -43,3 +43,8 @@ pub use physics::{
     MIN_SPACE_ORDER,
 };
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
+#[cfg(feature = "mpi")]
+pub(crate) use {
+    physics::{layer_depth, source_sample},
+    simulator::non_finite,
+};

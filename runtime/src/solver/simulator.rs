@@ -132,7 +132,7 @@ fn sample_receivers<M: MemorySpace, T: Real>(
 pub const FINITE_CHECK_EVERY: usize = 64;
 
 /// [`Error::NonFinite`] for `value` found after `step` steps at row `z`, column `x`.
-fn non_finite<T: Real>(step: usize, value: T, z: usize, x: usize, place: &str) -> Error {
+pub(crate) fn non_finite<T: Real>(step: usize, value: T, z: usize, x: usize, place: &str) -> Error {
     Error::NonFinite {
         step,
         found: format!("{} {place} row {z}, column {x}", value.to_f64()),
