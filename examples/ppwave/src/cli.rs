@@ -251,6 +251,12 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(skip)]
     pub overwrite: bool,
+    /// Parts of the grid per axis for a distributed run, `AxB` (rows x columns), e.g. `2x2`;
+    /// their product must be the number of MPI ranks (`mpiexec -n`) [default: the split with
+    /// the fewest halo points]. Needs ppwave built with `--features mpi`.
+    #[arg(long, value_name = "AxB")]
+    #[serde(skip)]
+    pub decomp: Option<String>,
 }
 
 /// The keys of a `--config` file, with the type each expects (for error messages).
@@ -292,7 +298,7 @@ impl RunArgs {
     /// config file; a list flag replaces the file's whole list).
     pub fn over(&self, file: RunArgs) -> RunArgs {
         macro_rules! pick {
-            ($($f:ident),*) => { RunArgs { config: self.config.clone(), overwrite: self.overwrite, $($f: self.$f.clone().or(file.$f),)* } };
+            ($($f:ident),*) => { RunArgs { config: self.config.clone(), overwrite: self.overwrite, decomp: self.decomp.clone(), $($f: self.$f.clone().or(file.$f),)* } };
         }
         pick!(
             backend,

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod cref;
+pub mod dist;
 pub mod figures;
 pub mod gen;
 pub mod output;
