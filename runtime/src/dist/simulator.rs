@@ -153,12 +153,12 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
         let domain: Box2 = [r..c.nz - r, r..c.nx - r];
         let work = to_local(&intersect(&own, &domain), origin);
         let mut core = work.clone();
-        for a in 0..2 {
+        for (a, axis) in core.iter_mut().enumerate() {
             if d.neighbour(rank, a, false).is_some() {
-                core[a].start = (core[a].start + r).min(core[a].end);
+                axis.start = (axis.start + r).min(axis.end);
             }
             if d.neighbour(rank, a, true).is_some() {
-                core[a].end = core[a].end.saturating_sub(r).max(core[a].start);
+                axis.end = axis.end.saturating_sub(r).max(axis.start);
             }
         }
         let strips = if is_empty(&work) {
@@ -229,7 +229,6 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
             if let (SourceMode::Set, Some((z, x))) = (c.source_mode, src) {
                 add_source(space, &mut p, w, z, x)?;
             }
-            let t = Instant::now();
             let mut in_core = Duration::ZERO;
             halo.exchange(&self.comm, &mut p, |p| {
                 let t = Instant::now();
@@ -256,7 +255,6 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
                 }
             }
             compute += in_core + t_strips.elapsed();
-            let _ = t;
             pold.swap(&mut p);
             p.swap(&mut pnew);
             let nrec = receivers.len();
@@ -299,7 +297,7 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
             }
         }
         self.space.synchronize()?;
-        let results = self.gather(&p, origin, &receivers, &traces)?;
+        let results = self.gather(&p, origin, &traces)?;
         let wall = start.elapsed();
         let mine = [
             halo.time().as_secs_f64(),
@@ -332,7 +330,6 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
         &self,
         p: &HostField<T>,
         origin: [usize; 2],
-        receivers: &[(usize, usize)],
         traces: &[T],
     ) -> Result<Option<DistResults<T>>> {
         const FIELD: i32 = 100;
@@ -391,7 +388,6 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
                 }
             }
         }
-        let _ = receivers;
         Ok(Some(DistResults {
             wavefield,
             seismogram: Seismogram {
