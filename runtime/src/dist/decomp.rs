@@ -354,7 +354,8 @@ mod tests {
             Decomposition::balanced([300, 5], 3, 2).unwrap().parts(),
             [3, 1]
         );
-        assert!(Decomposition::balanced([5, 5], 4, 2).is_err());
+        // 9 ranks on 5 x 5 with radius 2: 3x3 leaves parts of 1 point, 9x1 and 1x9 of 0.
+        assert!(Decomposition::balanced([5, 5], 9, 2).is_err());
     }
 
     #[test]
