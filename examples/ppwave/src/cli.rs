@@ -257,6 +257,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "AxB")]
     #[serde(skip)]
     pub decomp: Option<String>,
+    /// Many shots with the same model: a file of source positions, one `Z X` per line; writes
+    /// OUT/shot-NNNN/seismogram.npy (+ png) per shot and OUT/summary.json.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
+    pub shots: Option<PathBuf>,
+    /// Under mpiexec with --shots: ranks per shot (they split its grid) [default: 1]; the
+    /// shots are spread over the P / K groups.
+    #[arg(long, value_name = "K")]
+    #[serde(skip)]
+    pub ranks_per_shot: Option<usize>,
 }
 
 /// The keys of a `--config` file, with the type each expects (for error messages).
@@ -298,7 +308,7 @@ impl RunArgs {
     /// config file; a list flag replaces the file's whole list).
     pub fn over(&self, file: RunArgs) -> RunArgs {
         macro_rules! pick {
-            ($($f:ident),*) => { RunArgs { config: self.config.clone(), overwrite: self.overwrite, decomp: self.decomp.clone(), $($f: self.$f.clone().or(file.$f),)* } };
+            ($($f:ident),*) => { RunArgs { config: self.config.clone(), overwrite: self.overwrite, decomp: self.decomp.clone(), shots: self.shots.clone(), ranks_per_shot: self.ranks_per_shot, $($f: self.$f.clone().or(file.$f),)* } };
         }
         pick!(
             backend,

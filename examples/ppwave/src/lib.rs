@@ -14,6 +14,7 @@ pub mod figures;
 pub mod gen;
 pub mod output;
 pub mod run;
+pub mod shots;
 
 use std::fmt;
 
