@@ -171,3 +171,67 @@ fn one_rank_failing_stops_all() {
     assert!(!out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("error (rank 0 of 2)"), "{}", text(&out));
 }
+
+#[test]
+fn shots_over_groups_of_ranks_equal_one_process() {
+    let dir = std::env::temp_dir().join(format!("ppwave-mpi-shots-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("shots.txt");
+    std::fs::write(&file, "30 30\n1 40\n45 20\n20 50\n").unwrap();
+    let grid = [
+        "--nz",
+        "61",
+        "--nx",
+        "71",
+        "--nt",
+        "50",
+        "--receivers",
+        "5:2:68:1",
+        "--backend",
+        "serial",
+        "--shots",
+        file.to_str().unwrap(),
+    ];
+    let one = dir.join("one");
+    let o = Command::new(PPWAVE)
+        .arg("run")
+        .args(grid)
+        .arg("--out")
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    for (p, k) in [(2, "1"), (4, "2"), (3, "3")] {
+        let here = dir.join(format!("p{p}k{k}"));
+        let mut a = grid.to_vec();
+        a.extend(["--ranks-per-shot", k, "--out", here.to_str().unwrap()]);
+        let o = mpiexec(p, &a);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(text(&o).contains("1 of 4 shots failed"), "{}", text(&o));
+        for n in [1, 3, 4] {
+            let s = format!("shot-000{n}/seismogram.npy");
+            same_file(&one.join(&s), &here.join(&s));
+        }
+    }
+    let o = mpiexec(
+        3,
+        &[
+            &grid[..],
+            &[
+                "--ranks-per-shot",
+                "2",
+                "--out",
+                dir.join("bad").to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("does not divide the 3 MPI ranks"),
+        "{}",
+        text(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
