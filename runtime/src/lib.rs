@@ -82,6 +82,7 @@
 extern crate self as ppstencil;
 
 pub mod device;
+pub mod dist;
 mod error;
 pub mod exec;
 mod field;

@@ -309,6 +309,22 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(skip)]
     pub overwrite: bool,
+    /// Parts of the grid per axis for a distributed run, `AxB` (rows x columns), e.g. `2x2`;
+    /// their product must be the number of MPI ranks (`mpiexec -n`) [default: the split with
+    /// the fewest halo points]. Needs ppwave built with `--features mpi`.
+    #[arg(long, value_name = "AxB")]
+    #[serde(skip)]
+    pub decomp: Option<String>,
+    /// Many shots with the same model: a file of source positions, one `Z X` per line; writes
+    /// OUT/shot-NNNN/seismogram.npy (+ png) per shot and OUT/summary.json.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
+    pub shots: Option<PathBuf>,
+    /// Under mpiexec with --shots: ranks per shot (they split its grid) [default: 1]; the
+    /// shots are spread over the P / K groups.
+    #[arg(long, value_name = "K")]
+    #[serde(skip)]
+    pub ranks_per_shot: Option<usize>,
 }
 
 /// The keys of a `--config` file, with the type each expects (for error messages).
@@ -360,7 +376,7 @@ impl RunArgs {
     /// config file; a list flag replaces the file's whole list).
     pub fn over(&self, file: RunArgs) -> RunArgs {
         macro_rules! pick {
-            ($($f:ident),*) => { RunArgs { config: self.config.clone(), overwrite: self.overwrite, $($f: self.$f.clone().or(file.$f),)* } };
+            ($($f:ident),*) => { RunArgs { config: self.config.clone(), overwrite: self.overwrite, decomp: self.decomp.clone(), shots: self.shots.clone(), ranks_per_shot: self.ranks_per_shot, $($f: self.$f.clone().or(file.$f),)* } };
         }
         pick!(
             backend,

@@ -11,11 +11,13 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod cref;
+pub mod dist;
 pub mod figures;
 pub mod gen;
 pub mod output;
 pub mod run;
 pub mod run3d;
+pub mod shots;
 
 use std::fmt;
 

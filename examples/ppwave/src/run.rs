@@ -575,6 +575,12 @@ pub(crate) fn available_memory() -> Option<u64> {
 /// `--out`. Nothing is written unless the run succeeds.
 pub fn run(args: &RunArgs) -> anyhow::Result<RunSummary> {
     let plan = plan(args)?;
+    if plan.options.shots.is_some() {
+        return crate::shots::run_shots(&plan);
+    }
+    if let Some(summary) = crate::dist::run_distributed(&plan)? {
+        return Ok(summary);
+    }
     for w in &plan.warnings {
         eprintln!("warning: {w}");
     }

@@ -45,7 +45,9 @@ fn a_3d_run_writes_3d_fields_equal_to_the_library() {
     assert_eq!(json["boundary"], "sponge");
     let warned = json["warnings"].as_array().expect("warnings");
     assert!(
-        warned.iter().any(|w| w.as_str().unwrap().contains("PML is 2D")),
+        warned
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("PML is 2D")),
         "{warned:?}"
     );
 

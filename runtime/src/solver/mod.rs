@@ -60,3 +60,8 @@ pub use pml::{
     DEFAULT_PML_R, MAX_PML_DEGREE, PML_RADIUS,
 };
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
+#[cfg(feature = "mpi")]
+pub(crate) use {
+    physics::{layer_depth, source_sample},
+    simulator::non_finite,
+};

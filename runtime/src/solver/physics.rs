@@ -134,7 +134,7 @@ pub fn absorbing_eta(d: usize, width: usize, v: f64, dh: f64, dt: f64) -> f64 {
 
 /// Depth of index `i` into a layer of `width` cells at both ends of `0..n`: `width` at the
 /// outermost cell, 1 at the innermost layer cell, 0 in the interior.
-pub(super) fn layer_depth(i: usize, n: usize, width: usize) -> usize {
+pub(crate) fn layer_depth(i: usize, n: usize, width: usize) -> usize {
     if i < width {
         width - i
     } else if i + width >= n {
@@ -170,7 +170,7 @@ pub(super) fn ricker_sample<T: Real>(it: usize, dt: f64, fpeak: f64) -> T {
 /// delayed wavelet scaled by `dt² v_src² / dh²` (2D) or `dt² v_src² / dh³` (3D) for
 /// [`SourceMode::Add`] (`v_src`: the velocity at the source; the point source's delta is
 /// `1 / dh^dims` on the grid).
-pub(super) fn source_sample<T: Real>(c: &WaveConfig, v_src: f64, it: usize) -> T {
+pub(crate) fn source_sample<T: Real>(c: &WaveConfig, v_src: f64, it: usize) -> T {
     match c.source_mode {
         SourceMode::Set => ricker_sample::<T>(it, c.dt, c.fpeak),
         SourceMode::Add => {

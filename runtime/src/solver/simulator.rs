@@ -158,7 +158,7 @@ fn position_words(k: usize, [_, ny, nx]: [usize; 3], dims: usize) -> String {
 
 /// [`Error::NonFinite`] for `value` found after `step` steps at `pos`
 /// ([`position_words`]).
-fn non_finite<T: Real>(step: usize, value: T, pos: &str, place: &str) -> Error {
+pub(crate) fn non_finite<T: Real>(step: usize, value: T, pos: &str, place: &str) -> Error {
     Error::NonFinite {
         step,
         found: format!("{} {place} {pos}", value.to_f64()),

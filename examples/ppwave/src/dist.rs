@@ -1,0 +1,240 @@
+//! Distributed `ppwave run` (feature `mpi`): under `mpiexec -n P`, or with `--decomp`, every
+//! rank runs its part of the grid with `ppstencil::dist::DistributedSimulator`, rank 0
+//! gathers the results and writes the same files as a single-process run (wavefield,
+//! velocity, seismogram, their pictures, run.json with the ranks, the decomposition and the
+//! time in exchange vs compute). Error policy: what every rank checks the same way (the
+//! options, the decomposition) is an error on every rank, before any step; a failure on one
+//! rank (a value that is not finite, an output that cannot be written) prints the error and
+//! stops all ranks with `MPI_Abort`, so none hangs. Snapshots are not written in a
+//! distributed run.
+
+use crate::run::{Plan, RunSummary};
+
+/// Whether this process was started by an MPI launcher (MPICH/Hydra, Open MPI, PMIx).
+pub fn under_mpiexec() -> bool {
+    ["PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// Runs `plan` over MPI when started by `mpiexec` or given `--decomp`; `None`: run it in
+/// one process as usual.
+#[cfg(not(feature = "mpi"))]
+pub fn run_distributed(plan: &Plan) -> anyhow::Result<Option<RunSummary>> {
+    if plan.options.decomp.is_some() {
+        return Err(crate::BadInput(
+            "--decomp needs ppwave built with MPI: `cargo build --release -p ppwave --features mpi` \
+             (see .ci/mpi-toolchain for what it installs), then `mpiexec -n P ppwave run --decomp AxB ...`"
+                .into(),
+        )
+        .into());
+    }
+    Ok(None)
+}
+
+#[cfg(feature = "mpi")]
+pub use with_mpi::run_distributed;
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use super::*;
+    use crate::cli::{Backend, Precision};
+    use crate::figures::{self, field, gather};
+    use crate::output::OutputDir;
+    use crate::run::flag_error;
+    use crate::BadInput;
+    use anyhow::Context;
+    use ppstencil::dist::mpi::datatype::Equivalence;
+    use ppstencil::dist::mpi::topology::SimpleCommunicator;
+    use ppstencil::dist::mpi::traits::*;
+    use ppstencil::dist::{mpi, Decomposition, DistributedSimulator};
+    use ppstencil::wave::RunStats;
+    use ppstencil::{io, ExecutionSpace, HostField, MemSpaceHost, Rayon, Real, Serial};
+
+    /// Prints `e` as `main` would, prefixed with the rank, and stops every rank.
+    fn abort(world: &SimpleCommunicator, e: &anyhow::Error) -> ! {
+        eprintln!("error (rank {} of {}): {e}", world.rank(), world.size());
+        for cause in e.chain().skip(1) {
+            eprintln!("  caused by: {cause}");
+        }
+        world.abort(i32::from(crate::exit_code(e)))
+    }
+
+    /// See the module docs.
+    pub fn run_distributed(plan: &Plan) -> anyhow::Result<Option<RunSummary>> {
+        let o = &plan.options;
+        if o.decomp.is_none() && !under_mpiexec() {
+            return Ok(None);
+        }
+        let parts = match &o.decomp {
+            Some(text) => Some(
+                Decomposition::<2>::parse_parts(text)
+                    .map_err(|e| BadInput(format!("--decomp: {e}")))?,
+            ),
+            None => None,
+        };
+        let Some(universe) = mpi::initialize() else {
+            anyhow::bail!("MPI was already initialised in this process");
+        };
+        let world = universe.world();
+        if o.snapshot_every.is_some() {
+            return Err(BadInput(
+                "--snapshot-every is not available in a distributed run (mpiexec or --decomp); \
+                 run in one process for snapshots"
+                    .into(),
+            )
+            .into());
+        }
+        let summary = match (o.backend(), o.precision()) {
+            (Backend::Serial, Precision::F32) => go::<_, f32>(Serial, plan, parts, &world, 1),
+            (Backend::Serial, Precision::F64) => go::<_, f64>(Serial, plan, parts, &world, 1),
+            (Backend::Rayon, precision) => {
+                let space = match o.threads {
+                    Some(n) => Rayon::with_threads(n).map_err(flag_error)?,
+                    None => Rayon::new(),
+                };
+                let t = space.threads();
+                match precision {
+                    Precision::F32 => go::<_, f32>(space, plan, parts, &world, t),
+                    Precision::F64 => go::<_, f64>(space, plan, parts, &world, t),
+                }
+            }
+            (b, _) => Err(BadInput(format!(
+                "--backend {} is not available in a distributed run: each rank computes on the \
+                 host; use --backend serial or rayon",
+                b.name()
+            ))
+            .into()),
+        }?;
+        Ok(Some(summary))
+    }
+
+    fn go<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence>(
+        space: E,
+        plan: &Plan,
+        parts: Option<[usize; 2]>,
+        world: &SimpleCommunicator,
+        threads: usize,
+    ) -> anyhow::Result<RunSummary> {
+        let config = &plan.config;
+        let o = &plan.options;
+        // Checked identically on every rank: an error here is every rank's, no abort needed.
+        let mut sim =
+            DistributedSimulator::<E, T>::new(space, config.clone(), world.duplicate(), parts)
+                .map_err(|e| match parts {
+                    Some(_) => anyhow::Error::new(BadInput(format!("--decomp: {e}"))),
+                    None => flag_error(e),
+                })?;
+        let decomp = sim.decomposition().to_string();
+        let rank = world.rank();
+        let mut out = if rank == 0 {
+            match OutputDir::prepare(&o.out(), o.replace_previous_run(), &[]) {
+                Ok(out) => Some(out),
+                Err(e) => abort(world, &e),
+            }
+        } else {
+            None
+        };
+        let (stats, results) = match sim.run() {
+            Ok(r) => r,
+            Err(e) => abort(
+                world,
+                &anyhow::Error::new(e).context("the simulation failed"),
+            ),
+        };
+        let run_stats = RunStats {
+            steps: stats.steps,
+            wall: stats.wall,
+            mpoints_per_s: stats.mpoints_per_s,
+        };
+        let (Some(res), Some(out)) = (results, out.take()) else {
+            return Ok(RunSummary {
+                files: vec![],
+                stats: run_stats,
+            });
+        };
+        let written = (|| -> anyhow::Result<Vec<std::path::PathBuf>> {
+            let mut out = out;
+            let p = &res.wavefield;
+            let v = config.velocity_model::<T>()?;
+            let backdrop = field::Backdrop::new(config)?;
+            out.write("wavefield.npy", |f| Ok(io::write_npy(f, p)?))?;
+            out.write("velocity.npy", |f| Ok(io::write_npy(f, &v)?))?;
+            out.write("wavefield.png", |f| {
+                let title = format!(
+                    "Wavefield: pressure after {} steps (t = {} s)",
+                    stats.steps,
+                    figures::short(stats.steps as f64 * config.dt)
+                );
+                figures::write(f, &field::wavefield_figure(&backdrop, p, title).0)
+            })?;
+            let s = &res.seismogram;
+            if s.nrec > 0 {
+                let traces = HostField::from_vec(s.nt, s.nrec, s.data.clone())?;
+                out.write("seismogram.npy", |f| Ok(io::write_npy(f, &traces)?))?;
+                out.write("seismogram.png", |f| {
+                    let samples: Vec<f64> = s.data.iter().map(|v| v.to_f64()).collect();
+                    let (fig, _) = gather::gather_figure(
+                        &samples,
+                        s.nt,
+                        s.nrec,
+                        config.dt,
+                        &config.receivers,
+                        config.dh,
+                        o.gather_gain.unwrap_or_default(),
+                    );
+                    figures::write(f, &fig)
+                })?;
+            }
+            let json = serde_json::json!({
+                "program": "ppwave",
+                "ppstencil_version": ppstencil::VERSION,
+                "config": o,
+                "backend": o.backend().name(),
+                "threads_per_rank": threads,
+                "precision": T::NAME,
+                "ranks": world.size(),
+                "decomposition": decomp,
+                "nz": config.nz,
+                "nx": config.nx,
+                "nt": config.nt,
+                "space_order": config.space_order,
+                "steps": stats.steps,
+                "wall_time_s": stats.wall.as_secs_f64(),
+                "exchange_time_s": stats.exchange.as_secs_f64(),
+                "compute_time_s": stats.compute.as_secs_f64(),
+                "exchange_per_step_us": stats.exchange.as_secs_f64() * 1e6 / stats.steps.max(1) as f64,
+                "halo_bytes_per_step": stats.halo_bytes_per_step,
+                "mpoints_per_s": stats.mpoints_per_s,
+            });
+            out.write("run.json", |f| {
+                let text = serde_json::to_string_pretty(&json)? + "\n";
+                std::fs::write(f, text).with_context(|| format!("{}: cannot write", f.display()))
+            })?;
+            let target = out.path().display().to_string();
+            let files = out.commit()?;
+            println!(
+                "ppwave: {} x {} grid, {} steps on {} ranks as {decomp} ({} x {threads} thread(s), {}) in {:.3} s = {:.1} Mpoints/s; halo exchange {:.3} s, compute {:.3} s",
+                config.nz,
+                config.nx,
+                stats.steps,
+                world.size(),
+                o.backend().name(),
+                T::NAME,
+                stats.wall.as_secs_f64(),
+                stats.mpoints_per_s,
+                stats.exchange.as_secs_f64(),
+                stats.compute.as_secs_f64(),
+            );
+            println!("wrote {target}");
+            Ok(files)
+        })();
+        match written {
+            Ok(files) => Ok(RunSummary {
+                files,
+                stats: run_stats,
+            }),
+            Err(e) => abort(world, &e),
+        }
+    }
+}
