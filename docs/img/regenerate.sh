@@ -19,6 +19,14 @@ cp "$tmp/shot/snapshots/01000.png" $img/snapshot_absorb.png
 cp "$tmp/shot/velocity.png" $img/velocity_shot.png
 $ppwave run --config examples/configs/shot.toml --absorb 0 --out "$tmp/rigid"
 cp "$tmp/rigid/snapshots/01000.png" $img/snapshot_rigid.png
+$ppwave run --config examples/configs/shot.toml --boundary sponge --out "$tmp/sponge"
+cp "$tmp/sponge/snapshots/01000.png" $img/snapshot_sponge.png
+
+# A 3D run: the three slices through the source.
+$ppwave run --ny 100 --nz 100 --nx 120 --nt 300 --dh 10 --dt 0.001 --fpeak 15 \
+    --src-z 40 --src-x 60 --layer 70:100:3000 --vmin 2000 --absorb 15 \
+    --source-mode add --receivers 20:50:0:119:4 --out "$tmp/3d"
+cp "$tmp/3d/wavefield.png" $img/wavefield_3d.png
 
 # The paper's problem (no flags): the final wavefield.
 $ppwave run --out "$tmp/paper"
