@@ -39,7 +39,7 @@ pub use with_mpi::run_distributed;
 mod with_mpi {
     use super::*;
     use crate::cli::{Backend, Precision};
-    use crate::figures::{self, field, gather};
+    use crate::figures::{self, field};
     use crate::output::OutputDir;
     use crate::run::flag_error;
     use crate::BadInput;
@@ -49,7 +49,7 @@ mod with_mpi {
     use ppstencil::dist::mpi::traits::*;
     use ppstencil::dist::{mpi, Decomposition, DistributedSimulator};
     use ppstencil::wave::RunStats;
-    use ppstencil::{io, ExecutionSpace, HostField, MemSpaceHost, Rayon, Real, Serial};
+    use ppstencil::{io, ExecutionSpace, MemSpaceHost, Rayon, Real, Serial};
 
     /// Prints `e` as `main` would, prefixed with the rank, and stops every rank.
     fn abort(world: &SimpleCommunicator, e: &anyhow::Error) -> ! {
@@ -168,24 +168,12 @@ mod with_mpi {
                 );
                 figures::write(f, &field::wavefield_figure(&backdrop, p, title).0)
             })?;
-            let s = &res.seismogram;
-            if s.nrec > 0 {
-                let traces = HostField::from_vec(s.nt, s.nrec, s.data.clone())?;
-                out.write("seismogram.npy", |f| Ok(io::write_npy(f, &traces)?))?;
-                out.write("seismogram.png", |f| {
-                    let samples: Vec<f64> = s.data.iter().map(|v| v.to_f64()).collect();
-                    let (fig, _) = gather::gather_figure(
-                        &samples,
-                        s.nt,
-                        s.nrec,
-                        config.dt,
-                        &config.receivers,
-                        config.dh,
-                        o.gather_gain.unwrap_or_default(),
-                    );
-                    figures::write(f, &fig)
-                })?;
-            }
+            crate::run::write_seismogram(
+                &mut out,
+                &res.seismogram,
+                config,
+                o.gather_gain.unwrap_or_default(),
+            )?;
             let json = serde_json::json!({
                 "program": "ppwave",
                 "ppstencil_version": ppstencil::VERSION,

@@ -628,6 +628,39 @@ pub(crate) fn step_digits(nt: usize) -> usize {
     nt.to_string().len().max(5)
 }
 
+/// Writes a run's traces into `out`: `seismogram.npy` (nt × nrec, the run's precision) and
+/// the shot-gather picture `seismogram.png` drawn with `gain`. Returns the picture's clip
+/// level, or `None` when there are no receivers. Shared by single-process and distributed
+/// runs.
+pub(crate) fn write_seismogram<T: Real>(
+    out: &mut OutputDir,
+    s: &ppstencil::receivers::Seismogram<T>,
+    config: &WaveConfig,
+    gain: gather::GatherGain,
+) -> anyhow::Result<Option<f64>> {
+    if s.nrec == 0 {
+        return Ok(None);
+    }
+    let traces = HostField::from_vec(s.nt, s.nrec, s.data.clone())?;
+    out.write("seismogram.npy", |f| Ok(io::write_npy(f, &traces)?))?;
+    let mut clip = None;
+    out.write("seismogram.png", |f| {
+        let samples: Vec<f64> = s.data.iter().map(|v| v.to_f64()).collect();
+        let (fig, c) = gather::gather_figure(
+            &samples,
+            s.nt,
+            s.nrec,
+            config.dt,
+            &config.receivers,
+            config.dh,
+            gain,
+        );
+        clip = Some(c);
+        figures::write(f, &fig)
+    })?;
+    Ok(clip)
+}
+
 /// Runs the simulation of `plan` on `space` in element type `T` and writes the outputs: the
 /// one generic function behind every `--backend` and `--precision`. The .npy files hold `T`
 /// (float32 for f32, float64 for f64).
@@ -719,25 +752,10 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
     out.write("velocity.png", |f| {
         figures::write(f, &field::velocity_figure(&backdrop))
     })?;
-    let mut gather_clip = None;
-    if let Some(s) = sim.seismogram().filter(|s| s.nrec > 0) {
-        let traces = HostField::from_vec(s.nt, s.nrec, s.data.clone())?;
-        out.write("seismogram.npy", |f| Ok(io::write_npy(f, &traces)?))?;
-        out.write("seismogram.png", |f| {
-            let samples: Vec<f64> = s.data.iter().map(|v| v.to_f64()).collect();
-            let (fig, c) = gather::gather_figure(
-                &samples,
-                s.nt,
-                s.nrec,
-                config.dt,
-                &config.receivers,
-                config.dh,
-                o.gather_gain.unwrap_or_default(),
-            );
-            gather_clip = Some(c);
-            figures::write(f, &fig)
-        })?;
-    }
+    let gather_clip = match sim.seismogram() {
+        Some(s) => write_seismogram(&mut out, s, config, o.gather_gain.unwrap_or_default())?,
+        None => None,
+    };
     let names: Vec<String> = out
         .written()
         .iter()
