@@ -181,21 +181,12 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
         } else {
             peel(&work, &core)
         };
-        let layer: Vec<Box2> = if c.absorb > 0 {
-            let (w, nz, nx) = (c.absorb, c.nz, c.nx);
-            [
-                [0..w, 0..nx],
-                [nz - w..nz, 0..nx],
-                [w..nz - w, 0..w],
-                [w..nz - w, nx - w..nx],
-            ]
+        // The layer's boxes as the single-process step launches them, cut to this rank.
+        let layer: Vec<Box2> = crate::solver::layer_boxes([c.nz, c.nx], c.absorb, 0)
             .iter()
             .map(|b| to_local(&intersect(b, &own), origin))
             .filter(|b| !is_empty(b))
-            .collect()
-        } else {
-            vec![]
-        };
+            .collect();
 
         let mut p = ScalarField::<MemSpaceHost, T>::new(lnz, lnx)?;
         let mut pold = ScalarField::<MemSpaceHost, T>::new(lnz, lnx)?;

@@ -8,13 +8,12 @@ use super::blocking::Blocking;
 use super::config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
 use super::physics::{absorbing_eta, layer_depth, source_sample};
-use super::pml::Pml;
+use super::pml::{layer_boxes, Pml};
 use crate::launch::launch_in_region;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
 use std::any::Any;
-use std::ops::Range;
 use std::time::{Duration, Instant};
 
 mod blocked;
@@ -206,24 +205,6 @@ fn check_finite<M: MemorySpace, T: Real, const D: usize>(
         }
     }
     Ok(())
-}
-
-/// The boxes of an absorbing layer `w` cells wide on every face of a grid of `shape`,
-/// disjoint and together the whole layer: for each axis in turn its two end slabs, limited
-/// on the axes before it to their interior (2D: the top and bottom strips, then the sides
-/// between them; 3D: the six faces' slabs).
-fn layer_boxes<const D: usize>(shape: [usize; D], w: usize) -> Vec<[Range<usize>; D]> {
-    let mut boxes = Vec::new();
-    for a in 0..D {
-        for side in [0..w, shape[a] - w..shape[a]] {
-            boxes.push(std::array::from_fn(|b| match b.cmp(&a) {
-                std::cmp::Ordering::Less => w..shape[b] - w,
-                std::cmp::Ordering::Equal => side.clone(),
-                std::cmp::Ordering::Greater => 0..shape[b],
-            }));
-        }
-    }
-    boxes
 }
 
 impl<E: ExecutionSpace, T: Real, const D: usize> WaveSimulator<E, T, D>
@@ -756,7 +737,7 @@ where
         if let Some(eta) = &run.eta {
             // Only the layer: the top and bottom strips, then the sides between them (and
             // in 3D the front and back slabs between those).
-            for region in layer_boxes(pnew.shape(), c.absorb) {
+            for region in layer_boxes(pnew.shape(), c.absorb, 0) {
                 launch_in_region::<<Dims<D> as WaveKernels<D>>::Absorb, E, T, D>(
                     space,
                     region,

@@ -23,20 +23,9 @@ use crate::kernels::{add_source, fd_step_in, fd_step_info, inject_source, FdAbso
 use crate::launch::launch_in;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{Dims, WaveKernels};
+use crate::solver::pml::layer_boxes;
 use crate::{Error, ExecutionSpace, HostField, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
-use std::ops::Range;
-
-/// The strips of an absorbing layer of width `w` on an `nz × nx` grid: top, bottom, then the
-/// sides between them (as `step` launches them).
-fn absorb_strips(w: usize, nz: usize, nx: usize) -> [(Range<usize>, Range<usize>); 4] {
-    [
-        (0..w, 0..nx),
-        (nz - w..nz, 0..nx),
-        (w..nz - w, 0..w),
-        (w..nz - w, nx - w..nx),
-    ]
-}
 
 /// The host slice of a field of a blocked run (blocking runs on host memory only).
 fn host_values<M: crate::MemorySpace, T: Real>(f: &ScalarField<M, T>) -> Result<&[T]> {
@@ -247,7 +236,8 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
                     inject_source(space, out, wavelet[it], c.src_z, c.src_x)?;
                 }
                 if let Some(eta) = eta {
-                    for (strip, strip_cols) in absorb_strips(c.absorb, c.nz, c.nx) {
+                    // The layer's boxes as the unblocked step launches them.
+                    for [strip, strip_cols] in layer_boxes([c.nz, c.nx], c.absorb, 0) {
                         let part = strip.start.max(rows.start)..strip.end.min(rows.end);
                         if !part.is_empty() {
                             launch_in::<FdAbsorb, E, T>(
