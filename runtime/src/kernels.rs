@@ -24,7 +24,8 @@
 //!
 //! 3D: `add_source_3d`, `inject_source_3d`, `fd_kv2_3d`, `fd_absorb_3d` and the fused steps
 //! `fd_step_3d_2` ... `fd_step_3d_16` (dispatch with [`fd_step_3d_of_order`]) are the same
-//! updates on `(nz, ny, nx)` fields, with `laplacian(p, N)` summing the three axes.
+//! updates on `(nz, ny, nx)` fields, with `laplacian(p, N)` summing the three axes;
+//! `pml_psi_3d` and `pml_update_3d` are the PML's kernels with the y axis added.
 
 use crate::{stencil, Error, ExecutionSpace, Param, Real, Result, ScalarField};
 
@@ -239,6 +240,59 @@ stencil! {
         zetaz[0, 0] = zz;
         pnew[0, 0] = pnew[0, 0] + kv2[0, 0] * (dpsix + zx + dpsiz + zz);
     }
+
+    /// [`pml_psi`] in 3D: the memory variables of the first derivatives along x, y and z
+    /// (the same formula, one more axis).
+    pub fn pml_psi_3d(
+        psix: inout,
+        psiy: inout,
+        psiz: inout,
+        p: in,
+        ax: in,
+        bx: in,
+        ay: in,
+        by: in,
+        az: in,
+        bz: in,
+    ) {
+        psix[0, 0, 0] = bx[0, 0, 0] * psix[0, 0, 0]
+            + ax[0, 0, 0] * (2.0 / 3.0 * (p[0, 0, 1] - p[0, 0, -1]) - 1.0 / 12.0 * (p[0, 0, 2] - p[0, 0, -2]));
+        psiy[0, 0, 0] = by[0, 0, 0] * psiy[0, 0, 0]
+            + ay[0, 0, 0] * (2.0 / 3.0 * (p[0, 1, 0] - p[0, -1, 0]) - 1.0 / 12.0 * (p[0, 2, 0] - p[0, -2, 0]));
+        psiz[0, 0, 0] = bz[0, 0, 0] * psiz[0, 0, 0]
+            + az[0, 0, 0] * (2.0 / 3.0 * (p[1, 0, 0] - p[-1, 0, 0]) - 1.0 / 12.0 * (p[2, 0, 0] - p[-2, 0, 0]));
+    }
+
+    /// [`pml_update`] in 3D: `zeta = b zeta + a (D2(p) + D1(psi))` along x, y and z, and
+    /// `pnew += kv2 (D1(psix) + zetax + D1(psiy) + zetay + D1(psiz) + zetaz)`.
+    pub fn pml_update_3d(
+        pnew: inout,
+        zetax: inout,
+        zetay: inout,
+        zetaz: inout,
+        p: in,
+        psix: in,
+        psiy: in,
+        psiz: in,
+        kv2: in,
+        ax: in,
+        bx: in,
+        ay: in,
+        by: in,
+        az: in,
+        bz: in,
+    ) {
+        let dpsix = 2.0 / 3.0 * (psix[0, 0, 1] - psix[0, 0, -1]) - 1.0 / 12.0 * (psix[0, 0, 2] - psix[0, 0, -2]);
+        let dpsiy = 2.0 / 3.0 * (psiy[0, 1, 0] - psiy[0, -1, 0]) - 1.0 / 12.0 * (psiy[0, 2, 0] - psiy[0, -2, 0]);
+        let dpsiz = 2.0 / 3.0 * (psiz[1, 0, 0] - psiz[-1, 0, 0]) - 1.0 / 12.0 * (psiz[2, 0, 0] - psiz[-2, 0, 0]);
+        let zx = bx[0, 0, 0] * zetax[0, 0, 0] + ax[0, 0, 0] * (d2x(p, 4) + dpsix);
+        let zy = by[0, 0, 0] * zetay[0, 0, 0] + ay[0, 0, 0] * (d2y(p, 4) + dpsiy);
+        let zz = bz[0, 0, 0] * zetaz[0, 0, 0] + az[0, 0, 0] * (d2z(p, 4) + dpsiz);
+        zetax[0, 0, 0] = zx;
+        zetay[0, 0, 0] = zy;
+        zetaz[0, 0, 0] = zz;
+        pnew[0, 0, 0] = pnew[0, 0, 0] + kv2[0, 0, 0] * (dpsix + zx + dpsiy + zy + dpsiz + zz);
+    }
 }
 
 /// Defines, from one list of `order => kernel / Marker`, the fused step's orders
@@ -373,6 +427,8 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         FdStep3d16::INFO,
         PmlPsi::INFO,
         PmlUpdate::INFO,
+        PmlPsi3d::INFO,
+        PmlUpdate3d::INFO,
     ]
 };
 

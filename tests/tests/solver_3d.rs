@@ -32,11 +32,19 @@ fn small3() -> WaveConfig {
         }],
         space_order: 8,
         absorb: 6,
-        // The PML is 2D for now: 3D runs use the sponge.
+        // The sponge here; `with_pml` makes it the PML.
         boundary: ppstencil::solver::Boundary::Sponge,
         source_mode: SourceMode::Add,
         receivers_3d: vec![(8, 13, 5), (20, 4, 30)],
         ..WaveConfig::paper()
+    }
+}
+
+/// `c` with a PML as its absorbing layer (its `absorb` cells, the default profile).
+fn with_pml(c: WaveConfig) -> WaveConfig {
+    WaveConfig {
+        boundary: ppstencil::solver::Boundary::Pml,
+        ..c
     }
 }
 
@@ -55,6 +63,7 @@ fn run3<E: ExecutionSpace<Memory = MemSpaceHost>>(
 fn serial_and_rayon_are_bit_identical_in_3d() {
     for c in [
         small3(),
+        with_pml(small3()),
         WaveConfig {
             source_mode: SourceMode::Set,
             space_order: 4,
@@ -75,10 +84,20 @@ fn serial_and_rayon_are_bit_identical_in_3d() {
 
 /// Every execution space (host pools of several shapes; CUDA and HIP, emulated or real, with
 /// their features) runs the 3D solver bit for bit as `Serial` does: the wavefield and the
-/// seismogram, with the absorbing layer, the additive source and order 8.
+/// seismogram, with the absorbing layer (the sponge), the additive source and order 8.
 fn the_3d_solver_matches_serial<E: ExecutionSpace>(space: E) {
-    let (want, traces) = run3(Serial, small3());
-    let mut sim = WaveSimulator::<E, f32, 3>::with_config(space, small3());
+    matches_serial(space, small3());
+}
+
+/// [`the_3d_solver_matches_serial`] with the PML: its 3D kernels on every backend.
+fn the_3d_pml_matches_serial<E: ExecutionSpace>(space: E) {
+    matches_serial(space, with_pml(small3()));
+}
+
+/// The wavefield and seismogram of `c` on `space` equal `Serial`'s bit for bit.
+fn matches_serial<E: ExecutionSpace>(space: E, c: WaveConfig) {
+    let (want, traces) = run3(Serial, c.clone());
+    let mut sim = WaveSimulator::<E, f32, 3>::with_config(space, c);
     sim.run().expect("3D run");
     let got = sim.wavefield_host().expect("copy");
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -86,7 +105,7 @@ fn the_3d_solver_matches_serial<E: ExecutionSpace>(space: E) {
     assert_eq!(bits(&sim.seismogram().expect("traces").data), bits(&traces));
 }
 
-for_each_space!(the_3d_solver_matches_serial);
+for_each_space!(the_3d_solver_matches_serial, the_3d_pml_matches_serial);
 
 /// One fused 3D step of order 2 against a hand loop: `2p - pold + kv2 (sum over the three
 /// axes of p[-1] - 2 p + p[+1])`, in f64 on random data.
@@ -166,9 +185,12 @@ fn bad_3d_parameters_name_the_parameter() {
     let cases: Vec<(Mutation, Param, &str)> = vec![
         (Box::new(|c| c.ny = 8), Param::Ny, "at least 9 planes"),
         (
-            Box::new(|c| c.boundary = ppstencil::solver::Boundary::Pml),
-            Param::Boundary,
-            "the PML is 2D for now",
+            Box::new(|c| {
+                c.boundary = ppstencil::solver::Boundary::Pml;
+                c.absorb = 4;
+            }),
+            Param::Absorb,
+            "absorb >= 5",
         ),
         (Box::new(|c| c.ny = 0), Param::Ny, "ny = 1 for a 2D run"),
         (Box::new(|c| c.src_y = 3), Param::SourceY, "4 <= src_y < 22"),

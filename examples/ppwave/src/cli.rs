@@ -466,13 +466,7 @@ impl RunArgs {
             kernels: self.kernels.map_or(paper.kernels, StepKernels::from),
             space_order: self.space_order.unwrap_or(paper.space_order),
             absorb: self.absorb.unwrap_or(paper.absorb),
-            // The PML is 2D for now: a 3D run with no --boundary gets the sponge (run.rs
-            // says so in a warning).
-            boundary: match (self.boundary, self.ny) {
-                (Some(b), _) => Boundary::from(b),
-                (None, Some(_)) => Boundary::Sponge,
-                (None, None) => paper.boundary,
-            },
+            boundary: self.boundary.map_or(paper.boundary, Boundary::from),
             pml: PmlParams {
                 reflection: self.pml_r.unwrap_or(paper.pml.reflection),
                 degree: self.pml_degree.unwrap_or(paper.pml.degree),

@@ -389,14 +389,6 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     {
         use ppstencil::wave::Boundary;
         let kind = o.boundary.map(Boundary::from);
-        // The PML is 2D for now: a 3D run with a layer and no --boundary gets the sponge, and
-        // says so (stderr and run.json's warnings); `--boundary pml` in 3D is refused.
-        if kind.is_none() && config.dims() == 3 && config.absorb > 0 {
-            warnings.push(
-                "the PML is 2D for now: this 3D run's absorbing layer is the sponge (--boundary sponge)"
-                    .into(),
-            );
-        }
         if config.absorb == 0 && matches!(kind, Some(Boundary::Pml | Boundary::Sponge)) {
             let name = config.boundary.name();
             return Err(origin(BadInput(format!(
@@ -789,12 +781,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "space_order": config.space_order,
         "absorb": config.absorb,
         "boundary": config.layer().map_or("rigid", |b| b.name()),
-        "pml": (config.layer() == Some(ppstencil::wave::Boundary::Pml)).then(|| serde_json::json!({
-            "reflection": config.pml.reflection,
-            "degree": config.pml.degree,
-            "alpha_max": config.pml.alpha_max(config.fpeak),
-            "alpha_default": config.pml.alpha.is_none(),
-        })),
+        "pml": pml_json(config),
         "source_mode": config.source_mode.name(),
         "source_delay": (config.source_mode == ppstencil::wave::SourceMode::Add).then(|| config.source_delay()),
         "receivers": config.receivers.len(),
@@ -856,4 +843,16 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         names.join(", ")
     );
     Ok(RunSummary { files, stats })
+}
+
+/// run.json's `pml` entry (2D and 3D runs): the PML's profile parameters, or null without one.
+pub(crate) fn pml_json(config: &WaveConfig) -> Option<serde_json::Value> {
+    (config.layer() == Some(ppstencil::wave::Boundary::Pml)).then(|| {
+        serde_json::json!({
+            "reflection": config.pml.reflection,
+            "degree": config.pml.degree,
+            "alpha_max": config.pml.alpha_max(config.fpeak),
+            "alpha_default": config.pml.alpha.is_none(),
+        })
+    })
 }

@@ -210,6 +210,7 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
         "space_order": config.space_order,
         "absorb": config.absorb,
         "boundary": config.layer().map_or("rigid", |b| b.name()),
+        "pml": crate::run::pml_json(config),
         "source_mode": config.source_mode.name(),
         "receivers": config.receivers_3d.len(),
         "snapshots": frames,

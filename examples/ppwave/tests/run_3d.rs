@@ -41,22 +41,17 @@ fn a_3d_run_writes_3d_fields_equal_to_the_library() {
     assert_eq!(json["ny"], 20);
     assert_eq!(json["src_y"], 10);
     assert_eq!(json["config"]["ny"], 20);
-    // The PML is 2D for now: the 3D run's layer is the sponge, and run.json says why.
-    assert_eq!(json["boundary"], "sponge");
-    let warned = json["warnings"].as_array().expect("warnings");
-    assert!(
-        warned
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("PML is 2D")),
-        "{warned:?}"
-    );
+    // A 3D run's layer is the PML by default, as in 2D, and run.json records its profile.
+    assert_eq!(json["boundary"], "pml");
+    assert_eq!(json["pml"]["reflection"], 1e-4);
+    assert_eq!(json["pml"]["alpha_default"], true);
 
     let config = WaveConfig {
         ny: 20,
         src_y: 10,
         source_mode: SourceMode::Add,
         absorb: 5,
-        boundary: ppstencil::solver::Boundary::Sponge,
+        boundary: ppstencil::solver::Boundary::Pml,
         receivers_3d: (0..50).step_by(7).map(|x| (10, 10, x)).collect(),
         ..small_config(ppstencil::StepKernels::Fused)
     };

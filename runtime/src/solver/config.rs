@@ -493,9 +493,6 @@ impl WaveConfig {
             ));
         }
         if self.layer() == Some(Boundary::Pml) {
-            if dims != 2 {
-                return Err(super::pml::pml_is_2d_only(dims));
-            }
             self.pml.validate()?;
             let edge = r.max(PML_RADIUS);
             if self.absorb <= edge {

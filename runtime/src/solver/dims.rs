@@ -8,6 +8,7 @@ use crate::kernels::{
     add_source, add_source_3d, fd_kv2, fd_kv2_3d, fd_pxx, fd_pzz, fd_step_3d_of_order,
     fd_step_of_order, fd_time, inject_source, inject_source_3d, FdAbsorb, FdAbsorb3d,
 };
+use crate::kernels::{PmlPsi, PmlPsi3d, PmlUpdate, PmlUpdate3d};
 use crate::launch::Stencil;
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 
@@ -22,6 +23,16 @@ type Field<E, T, const D: usize> = ScalarField<<E as ExecutionSpace>::Memory, T,
 pub trait WaveKernels<const D: usize> {
     /// The absorbing layer's damping stencil, run on the layer's strips.
     type Absorb: Stencil;
+
+    /// The PML's first kernel (`pml_psi`, `pml_psi_3d`): the memory variables `psi` of the
+    /// first derivatives; its fields are `psi` per axis (x first), then `p` and `a`, `b` per
+    /// axis (x first).
+    type PmlPsi: Stencil;
+
+    /// The PML's second kernel (`pml_update`, `pml_update_3d`): `zeta` and the correction of
+    /// `pnew`; its fields are `pnew` and `zeta` per axis, then `p`, `psi` per axis, `kv2` and
+    /// `a`, `b` per axis (each x first).
+    type PmlUpdate: Stencil;
 
     /// Sets the pressure at `at` to `value` (the paper's source).
     fn set_source<E: ExecutionSpace, T: Real>(
@@ -91,6 +102,8 @@ impl WaveKernels<2> for Dims<2> {
     }
 
     type Absorb = FdAbsorb;
+    type PmlPsi = PmlPsi;
+    type PmlUpdate = PmlUpdate;
 
     fn set_source<E: ExecutionSpace, T: Real>(
         space: &E,
@@ -161,6 +174,8 @@ impl WaveKernels<3> for Dims<3> {
     }
 
     type Absorb = FdAbsorb3d;
+    type PmlPsi = PmlPsi3d;
+    type PmlUpdate = PmlUpdate3d;
 
     fn set_source<E: ExecutionSpace, T: Real>(
         space: &E,

@@ -12,10 +12,11 @@
 //! b = exp(-(d + α) dt),   a = d / (d + α) (b - 1)
 //! ```
 //!
-//! (the same along z). The interior kernel is unchanged: it computes the whole field, and the
-//! PML's two kernels (`pml_psi`, `pml_update` in [`crate::kernels`]) then update the memory
-//! variables and add `kv2 (∂x ψx + ζx + ∂z ψz + ζz)` to the new pressure, on the layer's boxes
-//! only. Profiles: `d(q) = d0 q^N` with `q` the depth into the layer (0 at its inner edge, 1
+//! (the same along z, and in 3D along y). The interior kernel is unchanged: it computes the
+//! whole field, and the PML's two kernels (`pml_psi`, `pml_update` in [`crate::kernels`], or
+//! `pml_psi_3d`, `pml_update_3d` in 3D, chosen by [`WaveKernels`](super::WaveKernels)) then
+//! update the memory variables and add `kv2 (∂x ψx + ζx + ∂z ψz + ζz)` (plus the y terms) to
+//! the new pressure, on the layer's boxes only. Profiles: `d(q) = d0 q^N` with `q` the depth into the layer (0 at its inner edge, 1
 //! at the grid's edge), `d0 = -(N + 1) v ln(R) / (2 L)` for a layer `L = width · dh` thick,
 //! `v` the local velocity, `R` the target reflection coefficient; `α(q) = α_max (1 - q)`.
 //!
@@ -23,9 +24,9 @@
 //! (`simulator.rs`), the parameters' place in [`WaveConfig`](super::WaveConfig) and their
 //! validation (`config.rs`).
 
-use crate::kernels::{PmlPsi, PmlUpdate};
-use crate::launch::launch_in;
-use crate::{Error, ExecutionSpace, HostField, Param, Real, Result, ScalarField};
+use super::dims::{Dims, WaveKernels};
+use crate::launch::launch_in_region;
+use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::ops::Range;
 
 /// Default target reflection coefficient `R` of the PML (amplitude, normal incidence).
@@ -185,129 +186,89 @@ fn depth(i: usize, n: usize, width: usize) -> usize {
     super::physics::layer_depth(i, n, width)
 }
 
-/// A prepared PML in memory space `M`: the profiles, the memory variables and the boxes it
-/// runs on. Memory: eight fields of the grid's size (four profiles, four memory variables;
-/// nine with the split kernels, which have no `kv2` of their own), computed on the boxes
-/// only.
-pub(super) struct Pml<M: crate::MemorySpace, T: Real> {
-    ax: ScalarField<M, T>,
-    bx: ScalarField<M, T>,
-    az: ScalarField<M, T>,
-    bz: ScalarField<M, T>,
-    psix: ScalarField<M, T>,
-    psiz: ScalarField<M, T>,
-    zetax: ScalarField<M, T>,
-    zetaz: ScalarField<M, T>,
+/// A prepared PML in memory space `M`, `D` dimensions: the profiles, the memory variables
+/// and the boxes it runs on. Per axis `k` (outermost first: z, (y), x) the profiles `a[k]`,
+/// `b[k]` and the memory variables `psi[k]`, `zeta[k]`, each a field of the grid's size
+/// computed on the boxes only: `4 D` fields (8 in 2D, 12 in 3D; one more with the split
+/// kernels, which have no `kv2` of their own). The profiles must be full fields, not 1D
+/// profiles per axis, because `d0` depends on the local velocity.
+pub(super) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
+    a: Vec<ScalarField<M, T, D>>,
+    b: Vec<ScalarField<M, T, D>>,
+    psi: Vec<ScalarField<M, T, D>>,
+    zeta: Vec<ScalarField<M, T, D>>,
     /// `(dt/dh)² v²` for the split kernels (the fused step brings its own).
-    kv2: Option<ScalarField<M, T>>,
+    kv2: Option<ScalarField<M, T, D>>,
     /// The boxes of the layer, inside the interior's zero border.
-    boxes: Vec<[Range<usize>; 2]>,
+    boxes: Vec<[Range<usize>; D]>,
 }
 
-/// The error for a PML asked of a run that is not 2D.
-pub(crate) fn pml_is_2d_only(dims: usize) -> Error {
-    Error::invalid(
-        Param::Boundary,
-        "pml",
-        format!(
-            "the PML is 2D for now and this run is {dims}D: use the sponge layer \
-             (boundary sponge) for a {dims}D run"
-        ),
-    )
-}
-
-impl<M: crate::MemorySpace + 'static, T: Real + 'static> Pml<M, T> {
-    /// [`prepare`](Self::prepare) for the solver generic over its dimensionality `D`: the
-    /// PML is 2D, so any other `D` is [`pml_is_2d_only`].
-    pub(super) fn prepare_in<const D: usize>(
+impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
+    /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
+    /// with the interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
+    pub(super) fn prepare(
         c: &super::WaveConfig,
         v: &ScalarField<crate::MemSpaceHost, T, D>,
         edge: usize,
         own_kv2: bool,
     ) -> Result<Self> {
-        match (v as &dyn std::any::Any).downcast_ref::<HostField<T>>() {
-            Some(v) => Self::prepare(c, v, edge, own_kv2),
-            None => Err(pml_is_2d_only(D)),
+        let (shape, w) = (v.shape(), c.absorb);
+        // A field of the grid from `f(velocity, index)`, computed on the host.
+        let field = |f: &dyn Fn(f64, [usize; D]) -> f64| -> Result<ScalarField<M, T, D>> {
+            let mut host = ScalarField::<crate::MemSpaceHost, T, D>::zeros(shape)?;
+            for (k, (e, vel)) in host.as_mut_slice().iter_mut().zip(v.as_slice()).enumerate() {
+                let mut rest = k;
+                let mut index = [0usize; D];
+                for a in (0..D).rev() {
+                    index[a] = rest % shape[a];
+                    rest /= shape[a];
+                }
+                *e = T::lit(f(vel.to_f64(), index));
+            }
+            ScalarField::from_host(&host)
+        };
+        let coef = |axis: usize, vel: f64, index: [usize; D]| {
+            let d = depth(index[axis], shape[axis], w);
+            pml_profile(&c.pml, d, w, vel, c.dh, c.dt, c.fpeak)
+        };
+        let dtdh2 = (c.dt / c.dh) * (c.dt / c.dh);
+        let kv2 = if own_kv2 {
+            Some(field(&|vel, _| dtdh2 * vel * vel)?)
+        } else {
+            None
+        };
+        let (mut a, mut b, mut psi, mut zeta) = (vec![], vec![], vec![], vec![]);
+        for axis in 0..D {
+            a.push(field(&|vel, i| coef(axis, vel, i).0)?);
+            b.push(field(&|vel, i| coef(axis, vel, i).1)?);
+            psi.push(ScalarField::zeros(shape)?);
+            zeta.push(ScalarField::zeros(shape)?);
         }
+        Ok(Pml {
+            a,
+            b,
+            psi,
+            zeta,
+            kv2,
+            boxes: layer_boxes(shape, w, edge.max(PML_RADIUS)),
+        })
     }
 
-    /// [`step`](Self::step) for the solver generic over `D` (2D only, as `prepare_in`).
-    pub(super) fn step_in<E: ExecutionSpace<Memory = M>, const D: usize>(
+    /// The PML's part of one time step, after the interior step wrote `pnew` from `p`:
+    /// updates `psi` on every box, then `zeta` and `pnew` (two passes, because the update
+    /// reads `psi` at neighbours), with the kernels of [`WaveKernels`](super::WaveKernels)
+    /// (`pml_psi`, `pml_update`; `_3d` in 3D). `kv2`: the fused step's `(dt/dh)² v²` (`None`
+    /// with the split kernels: the PML's own).
+    pub(super) fn step<E: ExecutionSpace<Memory = M>>(
         &mut self,
         space: &E,
         pnew: &mut ScalarField<M, T, D>,
         p: &ScalarField<M, T, D>,
         kv2: Option<&ScalarField<M, T, D>>,
-    ) -> Result<()> {
-        use std::any::Any;
-        let pnew = (pnew as &mut dyn Any).downcast_mut::<ScalarField<M, T>>();
-        let p = (p as &dyn Any).downcast_ref::<ScalarField<M, T>>();
-        let kv2 = kv2.map(|k| (k as &dyn Any).downcast_ref::<ScalarField<M, T>>());
-        match (pnew, p, kv2) {
-            (Some(pnew), Some(p), None) => self.step(space, pnew, p, None),
-            (Some(pnew), Some(p), Some(Some(kv2))) => self.step(space, pnew, p, Some(kv2)),
-            _ => Err(pml_is_2d_only(D)),
-        }
-    }
-}
-
-impl<M: crate::MemorySpace, T: Real> Pml<M, T> {
-    /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
-    /// with the interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
-    pub(super) fn prepare(
-        c: &super::WaveConfig,
-        v: &HostField<T>,
-        edge: usize,
-        own_kv2: bool,
-    ) -> Result<Self> {
-        let (nz, nx, w) = (c.nz, c.nx, c.absorb);
-        let coef = |iz: usize, ix: usize, along_x: bool| {
-            let vel = v.as_slice()[iz * nx + ix].to_f64();
-            let d = if along_x {
-                depth(ix, nx, w)
-            } else {
-                depth(iz, nz, w)
-            };
-            pml_profile(&c.pml, d, w, vel, c.dh, c.dt, c.fpeak)
-        };
-        let field = |f: &dyn Fn(usize, usize) -> f64| {
-            HostField::<T>::from_fn(nz, nx, |iz, ix| T::lit(f(iz, ix)))
-                .and_then(|h| ScalarField::<M, T>::from_host(&h))
-        };
-        let dtdh2 = (c.dt / c.dh) * (c.dt / c.dh);
-        let kv2 = if own_kv2 {
-            Some(field(&|iz, ix| {
-                let vel = v.as_slice()[iz * nx + ix].to_f64();
-                dtdh2 * vel * vel
-            })?)
-        } else {
-            None
-        };
-        Ok(Pml {
-            ax: field(&|iz, ix| coef(iz, ix, true).0)?,
-            bx: field(&|iz, ix| coef(iz, ix, true).1)?,
-            az: field(&|iz, ix| coef(iz, ix, false).0)?,
-            bz: field(&|iz, ix| coef(iz, ix, false).1)?,
-            psix: ScalarField::new(nz, nx)?,
-            psiz: ScalarField::new(nz, nx)?,
-            zetax: ScalarField::new(nz, nx)?,
-            zetaz: ScalarField::new(nz, nx)?,
-            kv2,
-            boxes: layer_boxes([nz, nx], w, edge.max(PML_RADIUS)),
-        })
-    }
-
-    /// The PML's part of one time step, after the interior step wrote `pnew` from `p`:
-    /// updates `psi` on every box, then `zeta` and `pnew` (two passes, because `pml_update`
-    /// reads `psi` at neighbours). `kv2`: the fused step's `(dt/dh)² v²` (`None` with the
-    /// split kernels: the PML's own).
-    pub(super) fn step<E: ExecutionSpace<Memory = M>>(
-        &mut self,
-        space: &E,
-        pnew: &mut ScalarField<M, T>,
-        p: &ScalarField<M, T>,
-        kv2: Option<&ScalarField<M, T>>,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        Dims<D>: WaveKernels<D>,
+    {
         let Some(kv2) = kv2.or(self.kv2.as_ref()) else {
             return Err(Error::invalid(
                 Param::Velocity,
@@ -315,33 +276,36 @@ impl<M: crate::MemorySpace, T: Real> Pml<M, T> {
                 "the PML needs (dt/dh)² v²",
             ));
         };
-        let profiles = [&self.ax, &self.bx, &self.az, &self.bz];
-        for [rows, cols] in &self.boxes {
-            launch_in::<PmlPsi, E, T>(
+        // The kernels take their per-axis fields x first (x, z in 2D; x, y, z in 3D): the
+        // axes in reverse order.
+        let profiles: Vec<&ScalarField<M, T, D>> = (0..D)
+            .rev()
+            .flat_map(|k| [&self.a[k], &self.b[k]])
+            .collect();
+        let mut ins = vec![p];
+        ins.extend(&profiles);
+        for region in &self.boxes {
+            let mut outs: Vec<_> = self.psi.iter_mut().rev().collect();
+            launch_in_region::<<Dims<D> as WaveKernels<D>>::PmlPsi, E, T, D>(
                 space,
-                rows.clone(),
-                cols.clone(),
-                &mut [&mut self.psix, &mut self.psiz],
-                &[p, profiles[0], profiles[1], profiles[2], profiles[3]],
+                region.clone(),
+                &mut outs,
+                &ins,
                 &[],
             )?;
         }
-        for [rows, cols] in &self.boxes {
-            launch_in::<PmlUpdate, E, T>(
+        let mut ins = vec![p];
+        ins.extend(self.psi.iter().rev());
+        ins.push(kv2);
+        ins.extend(&profiles);
+        for region in &self.boxes {
+            let mut outs = vec![&mut *pnew];
+            outs.extend(self.zeta.iter_mut().rev());
+            launch_in_region::<<Dims<D> as WaveKernels<D>>::PmlUpdate, E, T, D>(
                 space,
-                rows.clone(),
-                cols.clone(),
-                &mut [&mut *pnew, &mut self.zetax, &mut self.zetaz],
-                &[
-                    p,
-                    &self.psix,
-                    &self.psiz,
-                    kv2,
-                    profiles[0],
-                    profiles[1],
-                    profiles[2],
-                    profiles[3],
-                ],
+                region.clone(),
+                &mut outs,
+                &ins,
                 &[],
             )?;
         }

@@ -41,8 +41,8 @@ struct Run<M: MemorySpace, T: Real, const D: usize> {
     layered: Option<ScalarField<M, T, D>>,
     /// The absorbing layer's damping, when there is a layer.
     eta: Option<ScalarField<M, T, D>>,
-    /// The PML, when there is one (2D).
-    pml: Option<Pml<M, T>>,
+    /// The PML, when there is one.
+    pml: Option<Pml<M, T, D>>,
     /// `(dt / dh)²`.
     dtdh2: T,
     /// The source term of every step.
@@ -561,7 +561,7 @@ where
             _ => None,
         };
         let pml = match &v_host {
-            Some(vh) if c.layer() == Some(Boundary::Pml) => Some(Pml::prepare_in(
+            Some(vh) if c.layer() == Some(Boundary::Pml) => Some(Pml::prepare(
                 &c,
                 vh,
                 c.radius(),
@@ -732,7 +732,7 @@ where
                 StepFields::Fused { kv2 } => Some(kv2),
                 StepFields::Split { .. } => None,
             };
-            pml.step_in(space, pnew, p, kv2)?;
+            pml.step(space, pnew, p, kv2)?;
         }
         if let Some(eta) = &run.eta {
             // Only the layer: the top and bottom strips, then the sides between them (and
