@@ -297,9 +297,10 @@ stencil! {
 
 /// Defines, from one list of `order => kernel / Marker`, the fused step's orders
 /// ([`SPACE_ORDERS`]) and its dispatch by order ([`fd_step_of_order`], [`fd_step_in`],
-/// [`fd_step_info`]).
+/// [`fd_step_info`], and the 3D [`fd_step_3d_of_order`], [`fd_step_3d_in`],
+/// [`fd_step_3d_info`]).
 macro_rules! fused_steps {
-    ($($order:literal => $kernel:ident / $marker:ident, $kernel3:ident);* $(;)?) => {
+    ($($order:literal => $kernel:ident / $marker:ident, $kernel3:ident / $marker3:ident);* $(;)?) => {
         /// The space orders with a fused step kernel: every even order from
         /// [`MIN_SPACE_ORDER`](crate::solver::MIN_SPACE_ORDER) to
         /// [`MAX_SPACE_ORDER`](crate::solver::MAX_SPACE_ORDER).
@@ -367,6 +368,36 @@ macro_rules! fused_steps {
                 _ => Err(no_fused_kernel(order)),
             }
         }
+
+        /// The 3D [`fd_step_in`]: runs `fd_step_3d_<order>` on the box `region` (planes,
+        /// rows, columns) of its domain only
+        /// ([`launch_in_region`](crate::launch::launch_in_region)); the temporal blocking of
+        /// `solver::blocking` runs the 3D step slab by slab with it.
+        pub fn fd_step_3d_in<E: ExecutionSpace, T: Real>(
+            space: &E,
+            order: usize,
+            region: [std::ops::Range<usize>; 3],
+            pnew: &mut ScalarField<E::Memory, T, 3>,
+            p: &ScalarField<E::Memory, T, 3>,
+            pold: &ScalarField<E::Memory, T, 3>,
+            kv2: &ScalarField<E::Memory, T, 3>,
+        ) -> Result<()> {
+            match order {
+                $($order => crate::launch::launch_in_region::<$marker3, E, T, 3>(
+                    space, region, &mut [pnew], &[p, pold, kv2], &[],
+                ),)*
+                _ => Err(no_fused_kernel(order)),
+            }
+        }
+
+        /// The 3D [`fd_step_info`]: the IR's metadata of `fd_step_3d_<order>`.
+        pub fn fd_step_3d_info(order: usize) -> Result<&'static crate::launch::StencilInfo> {
+            use crate::launch::Stencil;
+            match order {
+                $($order => Ok(&$marker3::INFO),)*
+                _ => Err(no_fused_kernel(order)),
+            }
+        }
     };
 }
 
@@ -384,14 +415,14 @@ fn no_fused_kernel(order: usize) -> Error {
 }
 
 fused_steps! {
-    2 => fd_step_2 / FdStep2, fd_step_3d_2;
-    4 => fd_step_4 / FdStep4, fd_step_3d_4;
-    6 => fd_step_6 / FdStep6, fd_step_3d_6;
-    8 => fd_step_8 / FdStep8, fd_step_3d_8;
-    10 => fd_step_10 / FdStep10, fd_step_3d_10;
-    12 => fd_step_12 / FdStep12, fd_step_3d_12;
-    14 => fd_step_14 / FdStep14, fd_step_3d_14;
-    16 => fd_step_16 / FdStep16, fd_step_3d_16;
+    2 => fd_step_2 / FdStep2, fd_step_3d_2 / FdStep3d2;
+    4 => fd_step_4 / FdStep4, fd_step_3d_4 / FdStep3d4;
+    6 => fd_step_6 / FdStep6, fd_step_3d_6 / FdStep3d6;
+    8 => fd_step_8 / FdStep8, fd_step_3d_8 / FdStep3d8;
+    10 => fd_step_10 / FdStep10, fd_step_3d_10 / FdStep3d10;
+    12 => fd_step_12 / FdStep12, fd_step_3d_12 / FdStep3d12;
+    14 => fd_step_14 / FdStep14, fd_step_3d_14 / FdStep3d14;
+    16 => fd_step_16 / FdStep16, fd_step_3d_16 / FdStep3d16;
 }
 
 /// Metadata of every acoustic kernel, for tools (`ppwave gen`, benchmarks).

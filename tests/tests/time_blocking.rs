@@ -3,11 +3,13 @@
 //! blocks, bands crossing the source, the receivers and the absorbing layer), set and add
 //! sources, f32 and f64, serial and rayon; snapshots and a user's mixed `step` /
 //! `step_block` loop; a user's own two-level stencil (heat) blocked through the same API; and
-//! bad input.
+//! bad input. In 3D (bands of z-planes) the same: every order, uneven grids, bands crossing
+//! the source, the receivers and the sponge, set and add sources, f32 and f64, serial and
+//! rayon.
 
 use ppstencil::launch::{launch_in, Stencil};
 use ppstencil::solver::blocking::{ring_split, wavefront, BlockPlan, StepShape};
-use ppstencil::solver::{Blocking, SourceMode, TimeBlock};
+use ppstencil::solver::{Blocking, Dims, SourceMode, TimeBlock, WaveKernels};
 use ppstencil::{
     stencil, ExecutionSpace, HostField, MemSpaceHost, Rayon, Real, Serial, WaveConfig,
     WaveSimulator,
@@ -49,10 +51,15 @@ fn bits<T: Real>(v: &[T]) -> Vec<u64> {
     v.iter().map(|x| x.to_f64().to_bits()).collect()
 }
 
-/// Runs `c` unblocked and blocked on `space`; asserts the blocked run did block and that
-/// both wavefields and seismograms are equal bit for bit.
-fn same_bits<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real>(space: &E, c: &WaveConfig) {
-    let mut off = WaveSimulator::<E, T>::with_config(
+/// Runs `c` unblocked and blocked on `space` in `D` dimensions; asserts the blocked run did
+/// block and that both wavefields and seismograms are equal bit for bit.
+fn same_bits_in<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real, const D: usize>(
+    space: &E,
+    c: &WaveConfig,
+) where
+    Dims<D>: WaveKernels<D>,
+{
+    let mut off = WaveSimulator::<E, T, D>::with_config(
         space.clone(),
         WaveConfig {
             time_block: TimeBlock::Off,
@@ -60,7 +67,7 @@ fn same_bits<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real>(space: &
         },
     );
     off.run().expect("unblocked run");
-    let mut on = WaveSimulator::<E, T>::with_config(space.clone(), c.clone());
+    let mut on = WaveSimulator::<E, T, D>::with_config(space.clone(), c.clone());
     on.run().expect("blocked run");
     assert!(
         matches!(on.blocking(), Some(Blocking::On(_))),
@@ -70,7 +77,7 @@ fn same_bits<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real>(space: &
     let (a, b) = (off.wavefield_host().unwrap(), on.wavefield_host().unwrap());
     assert!(a.max_abs().to_f64() > 1e-6, "the wave must have propagated");
     let what = format!(
-        "order {} {:?} absorb {} {:?} {} {}",
+        "{D}D order {} {:?} absorb {} {:?} {} {}",
         c.space_order,
         c.source_mode,
         c.absorb,
@@ -89,6 +96,44 @@ fn same_bits<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real>(space: &
         "receivers recorded the wave"
     );
     assert!(bits(&sa.data) == bits(&sb.data), "seismogram: {what}");
+}
+
+/// [`same_bits_in`] in 2D.
+fn same_bits<E: ExecutionSpace<Memory = MemSpaceHost> + Clone, T: Real>(space: &E, c: &WaveConfig) {
+    same_bits_in::<E, T, 2>(space, c);
+}
+
+/// A small uneven 3D grid (order 16 needs 17 points along each axis) with a layer, the
+/// source off-centre, receivers on a line of z through the source, in the sponge and on the
+/// border.
+fn config3(order: usize, mode: SourceMode, absorb: usize, time_block: TimeBlock) -> WaveConfig {
+    let (nz, ny, nx) = (31, 19, 17);
+    let mut receivers_3d: Vec<(usize, usize, usize)> =
+        (0..nz).step_by(2).map(|z| (z, 9, 8)).collect();
+    receivers_3d.extend([
+        (0, 0, 0),
+        (2, 17, 3),
+        (nz - 1, 9, 8),
+        (25, 1, 15),
+        (13, 4, 11),
+    ]);
+    WaveConfig {
+        nz,
+        ny,
+        nx,
+        nt: 70, // crosses the whole-field check at 64: a block boundary
+        src_z: 13,
+        src_y: 9,
+        src_x: 8,
+        layers: vec![ppstencil::solver::Layer {
+            z0: 20,
+            z1: 31,
+            velocity: 2600.0,
+        }],
+        receivers: Vec::new(),
+        receivers_3d,
+        ..config(order, mode, absorb, time_block)
+    }
 }
 
 fn fixed(depth: usize, band: usize) -> TimeBlock {
@@ -233,6 +278,67 @@ fn bad_input_is_an_error_naming_the_fix() {
     sim.run().unwrap();
     assert!(
         matches!(sim.blocking(), Some(Blocking::Off(why)) if why.contains("cache")),
+        "{:?}",
+        sim.blocking()
+    );
+}
+
+/// 3D, bands of z-planes: every order, both sources, with and without the sponge, bands of
+/// the radius (one band holds the source plane, others the receivers' and the layer's) and
+/// larger, serial f32.
+#[test]
+fn every_order_both_sources_serial_f32_3d() {
+    for order in (2..=16).step_by(2) {
+        let r = order / 2;
+        for mode in [SourceMode::Set, SourceMode::Add] {
+            for (depth, band, absorb) in [(5, r, 4), (9, r + 2, 0)] {
+                same_bits_in::<_, f32, 3>(
+                    &Serial,
+                    &config3(order, mode, absorb, fixed(depth, band)),
+                );
+            }
+        }
+    }
+}
+
+/// 3D on rayon (whole planes and small tasks), in f64, and a depth from the cache.
+#[test]
+fn rayon_and_f64_3d() {
+    let rayon = Rayon::with_threads(2).unwrap();
+    let small_tasks = Rayon::with_threads(2).unwrap().chunk_rows(1);
+    for order in [2, 8, 16] {
+        let r = order / 2;
+        for mode in [SourceMode::Set, SourceMode::Add] {
+            same_bits_in::<_, f32, 3>(&rayon, &config3(order, mode, 4, fixed(7, r + 1)));
+            same_bits_in::<_, f32, 3>(&small_tasks, &config3(order, mode, 0, fixed(3, r)));
+            same_bits_in::<_, f64, 3>(&rayon, &config3(order, mode, 5, fixed(6, 2 * r)));
+        }
+    }
+    same_bits_in::<_, f64, 3>(
+        &Serial,
+        &config3(4, SourceMode::Add, 4, TimeBlock::Depth(16)),
+    );
+}
+
+/// 3D bad input and auto: a band below the radius is refused naming the fix; auto on a grid
+/// that fits in the cache runs unblocked and says so.
+#[test]
+fn bad_input_and_auto_in_3d() {
+    let e = WaveSimulator::<Serial, f32, 3>::with_config(
+        Serial,
+        config3(8, SourceMode::Set, 0, fixed(4, 3)),
+    )
+    .run()
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("at least 4 rows (radius 4)"), "{e}");
+    let mut sim = WaveSimulator::<Serial, f32, 3>::with_config(
+        Serial,
+        config3(8, SourceMode::Set, 0, TimeBlock::Auto),
+    );
+    sim.run().unwrap();
+    assert!(
+        matches!(sim.blocking(), Some(Blocking::Off(why)) if why.contains("fit in half the last-level cache")),
         "{:?}",
         sim.blocking()
     );

@@ -102,8 +102,9 @@ pub struct StepShape {
     pub levels: usize,
     /// The rows of the outer axis the step updates (its domain).
     pub domain: Range<usize>,
-    /// Bytes of one row (all inner axes) of every field the step touches: ring and
-    /// read-only coefficients. Sizes the band for the cache.
+    /// Bytes of one row (all inner axes: a row in 2D, a plane of `ny × nx` points in 3D) of
+    /// every field the step touches: ring and read-only coefficients. Sizes the band for the
+    /// cache.
     pub row_bytes: usize,
 }
 
@@ -161,9 +162,14 @@ pub struct BlockPlan {
     pub band: usize,
 }
 
-/// Steps per block chosen by [`BlockPlan::auto`]: enough to divide the memory traffic by 16,
-/// while the wavefront's rows stay a small part of the cache even at order 16.
+/// Steps per block chosen by [`BlockPlan::auto`] when the cache holds their wavefront:
+/// enough to divide the memory traffic by 16, while the wavefront's rows stay a small part of
+/// the cache even at order 16 (fewer steps when the rows are too large for that).
 pub const AUTO_DEPTH: usize = 16;
+
+/// The fewest rows per band [`BlockPlan::auto`] accepts: below, a launch's fork-join and the
+/// band's halo cost more than the blocking saves, and the run stays unblocked.
+pub const AUTO_MIN_BAND: usize = 4;
 
 /// Rows per band chosen by [`BlockPlan::auto`] when the cache allows it: large enough that a
 /// launch's fork-join costs little next to its work and the band's halo (`2 r` rows) is
@@ -197,24 +203,55 @@ impl BlockPlan {
     }
 
     /// The plan `auto` runs for `shape` on a host with last-level cache `llc` bytes, or
-    /// `None` when blocking does not pay: when every field of the step fits in half the
-    /// cache (an unblocked step is then served from the cache already). The depth is
-    /// [`AUTO_DEPTH`] (at most `nt`, the caller clamps), the band [`AUTO_BAND`] rows, smaller
-    /// when the wavefront's rows would exceed a quarter of the cache.
+    /// `None` when blocking does not pay ([`auto_or_why`](Self::auto_or_why) says why).
     pub fn auto(shape: &StepShape, outer: usize, llc: usize) -> Option<BlockPlan> {
+        Self::auto_or_why(shape, outer, llc).ok()
+    }
+
+    /// The plan `auto` runs for `shape` (a grid of `outer` rows, or planes in 3D) on a host
+    /// with last-level cache `llc` bytes, or why it does not block: when every field of the
+    /// step fits in half the cache (an unblocked step is then served from the cache
+    /// already), or when a row (plane) is so large that even a wavefront of 2 steps in bands
+    /// of [`AUTO_MIN_BAND`] rows exceeds a quarter of the cache. Otherwise the depth is the
+    /// largest up to [`AUTO_DEPTH`] (the caller clamps it to `nt`) whose wavefront, in bands
+    /// of [`band_for`](Self::band_for) rows (at least [`AUTO_MIN_BAND`]), fits in a quarter
+    /// of the cache.
+    pub fn auto_or_why(
+        shape: &StepShape,
+        outer: usize,
+        llc: usize,
+    ) -> std::result::Result<BlockPlan, String> {
+        let mib = |bytes: usize| bytes as f64 / f64::from(1 << 20);
         let grid_bytes = outer.saturating_mul(shape.row_bytes);
         if grid_bytes <= llc / 2 {
-            return None;
+            return Err(format!(
+                "the step's fields ({:.1} MiB) fit in half the last-level cache ({:.1} MiB): an unblocked step is served from the cache",
+                mib(grid_bytes),
+                mib(llc)
+            ));
         }
-        let depth = AUTO_DEPTH;
-        let band = Self::band_for(shape, depth, llc);
-        let skew = (depth + 1) * shape.radius;
-        if (band + skew).saturating_mul(shape.row_bytes) > llc / 4 || band < 4 {
-            // Rows too wide for the wavefront to fit: a tile of the inner axes would be
-            // needed (not done yet); stay unblocked.
-            return None;
+        for depth in (2..=AUTO_DEPTH).rev() {
+            let plan = BlockPlan {
+                depth,
+                band: Self::band_for(shape, depth, llc),
+            };
+            let fits = plan.rows_in_flight(shape).saturating_mul(shape.row_bytes) <= llc / 4;
+            if fits && plan.band >= AUTO_MIN_BAND {
+                return Ok(plan);
+            }
         }
-        Some(BlockPlan { depth, band })
+        let least = BlockPlan {
+            depth: 2,
+            band: AUTO_MIN_BAND.max(shape.radius),
+        }
+        .rows_in_flight(shape);
+        Err(format!(
+            "a row (a plane in 3D) of the step's fields takes {:.2} MiB: even a wavefront of 2 steps in bands of {} needs {least} of them ({:.1} MiB), more than a quarter of the last-level cache of {:.1} MiB; blocking it needs a tile of the inner axes too (not done yet)",
+            mib(shape.row_bytes),
+            AUTO_MIN_BAND.max(shape.radius),
+            mib(least.saturating_mul(shape.row_bytes)),
+            mib(llc)
+        ))
     }
 
     /// The band for blocks of `depth` steps: [`AUTO_BAND`] rows, fewer when the wavefront's
@@ -453,5 +490,38 @@ mod tests {
             ..shape(8, 3, 8..1000)
         };
         assert_eq!(BlockPlan::auto(&wide, 1008, llc), None);
+        let why = BlockPlan::auto_or_why(&wide, 1008, llc).unwrap_err();
+        assert!(why.contains("tile of the inner axes"), "{why}");
+        let why = BlockPlan::auto_or_why(&small, 1001, llc).unwrap_err();
+        assert!(why.contains("fit in half the last-level cache"), "{why}");
+    }
+
+    /// 3D, planes as the rows: large planes get a shallower block whose wavefront still fits
+    /// in a quarter of the cache; planes too large for any are refused, saying why.
+    #[test]
+    fn auto_chooses_the_depth_for_3d_planes() {
+        let llc = 32 << 20;
+        // 400 x 400 x 400 f32 at order 8 (radius 4): a plane of 4 fields is 2.44 MiB, a
+        // quarter of the cache holds 3 planes; the least wavefront (2 steps, bands of 4)
+        // needs 4 + 3 x 4 = 16.
+        let big = StepShape {
+            row_bytes: 400 * 400 * 16,
+            ..shape(4, 3, 4..396)
+        };
+        let why = BlockPlan::auto_or_why(&big, 400, llc).unwrap_err();
+        assert!(
+            why.contains("a plane in 3D") && why.contains("16 of them"),
+            "{why}"
+        );
+        // 1000 x 100 x 100: a plane is 156 KiB, a quarter of the cache 52 planes; depth 16
+        // would need 68 planes of skew, so the deepest block that fits: (d + 1) 4 + band
+        // <= 52 with band >= 4, i.e. depth 11 in bands of 4 planes.
+        let slim = StepShape {
+            row_bytes: 100 * 100 * 16,
+            ..shape(4, 3, 4..996)
+        };
+        let plan = BlockPlan::auto(&slim, 1000, llc).unwrap();
+        assert_eq!(plan, BlockPlan { depth: 11, band: 4 });
+        assert!(plan.rows_in_flight(&slim) * slim.row_bytes <= llc / 4);
     }
 }

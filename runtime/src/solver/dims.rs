@@ -5,12 +5,14 @@
 //! coordinates, `y` being absent in 2D. The kernels themselves live in [`crate::kernels`].
 
 use crate::kernels::{
-    add_source, add_source_3d, fd_kv2, fd_kv2_3d, fd_pxx, fd_pzz, fd_step_3d_of_order,
-    fd_step_of_order, fd_time, inject_source, inject_source_3d, FdAbsorb, FdAbsorb3d,
+    add_source, add_source_3d, fd_kv2, fd_kv2_3d, fd_pxx, fd_pzz, fd_step_3d_in, fd_step_3d_info,
+    fd_step_3d_of_order, fd_step_in, fd_step_info, fd_step_of_order, fd_time, inject_source,
+    inject_source_3d, FdAbsorb, FdAbsorb3d,
 };
 use crate::kernels::{PmlPsi, PmlPsi3d, PmlUpdate, PmlUpdate3d};
-use crate::launch::Stencil;
+use crate::launch::{Stencil, StencilInfo};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
+use std::ops::Range;
 
 /// The dimensionality marker of the solver: `Dims<2>` (the default) or `Dims<3>`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -81,29 +83,45 @@ pub trait WaveKernels<const D: usize> {
         dtdh2: T,
     ) -> Result<()>;
 
-    /// `k >= 2` steps of a temporally blocked run in one wavefront sweep of bands of `band`
-    /// rows (`simulator/blocked.rs`); only 2D runs are blocked.
-    fn blocked_sweep<E: ExecutionSpace, T: Real>(
-        sim: &mut super::WaveSimulator<E, T, D>,
-        k: usize,
-        band: usize,
-    ) -> Result<usize>
-    where
-        Self: Sized;
+    /// The fused step of space order `order` on the box `region` of its domain only (one
+    /// range per axis, outermost first): the temporally blocked run (`simulator/blocked.rs`)
+    /// runs it band by band.
+    #[allow(clippy::too_many_arguments)]
+    fn fused_step_in<E: ExecutionSpace, T: Real>(
+        space: &E,
+        order: usize,
+        region: [Range<usize>; D],
+        pnew: &mut Field<E, T, D>,
+        p: &Field<E, T, D>,
+        pold: &Field<E, T, D>,
+        kv2: &Field<E, T, D>,
+    ) -> Result<()>;
+
+    /// The IR's metadata (radius, fields, bytes per point) of the fused step of space order
+    /// `order`.
+    fn fused_step_info(order: usize) -> Result<&'static StencilInfo>;
 }
 
 impl WaveKernels<2> for Dims<2> {
-    fn blocked_sweep<E: ExecutionSpace, T: Real>(
-        sim: &mut super::WaveSimulator<E, T, 2>,
-        k: usize,
-        band: usize,
-    ) -> Result<usize> {
-        sim.sweep(k, band)
+    type Absorb = FdAbsorb;
+
+    fn fused_step_in<E: ExecutionSpace, T: Real>(
+        space: &E,
+        order: usize,
+        [rows, cols]: [Range<usize>; 2],
+        pnew: &mut Field<E, T, 2>,
+        p: &Field<E, T, 2>,
+        pold: &Field<E, T, 2>,
+        kv2: &Field<E, T, 2>,
+    ) -> Result<()> {
+        fd_step_in(space, order, rows, cols, pnew, p, pold, kv2)
     }
 
-    type Absorb = FdAbsorb;
     type PmlPsi = PmlPsi;
     type PmlUpdate = PmlUpdate;
+    fn fused_step_info(order: usize) -> Result<&'static StencilInfo> {
+        fd_step_info(order)
+    }
 
     fn set_source<E: ExecutionSpace, T: Real>(
         space: &E,
@@ -160,22 +178,25 @@ impl WaveKernels<2> for Dims<2> {
 }
 
 impl WaveKernels<3> for Dims<3> {
-    fn blocked_sweep<E: ExecutionSpace, T: Real>(
-        _sim: &mut super::WaveSimulator<E, T, 3>,
-        _k: usize,
-        _band: usize,
-    ) -> Result<usize> {
-        // `plan_blocking` never blocks a 3D run, so no blocked sweep reaches here.
-        Err(Error::invalid(
-            Param::TimeBlock,
-            "3D",
-            "3D runs are not time-blocked yet: use --time-block off or auto",
-        ))
+    type Absorb = FdAbsorb3d;
+
+    fn fused_step_in<E: ExecutionSpace, T: Real>(
+        space: &E,
+        order: usize,
+        region: [Range<usize>; 3],
+        pnew: &mut Field<E, T, 3>,
+        p: &Field<E, T, 3>,
+        pold: &Field<E, T, 3>,
+        kv2: &Field<E, T, 3>,
+    ) -> Result<()> {
+        fd_step_3d_in(space, order, region, pnew, p, pold, kv2)
     }
 
-    type Absorb = FdAbsorb3d;
     type PmlPsi = PmlPsi3d;
     type PmlUpdate = PmlUpdate3d;
+    fn fused_step_info(order: usize) -> Result<&'static StencilInfo> {
+        fd_step_3d_info(order)
+    }
 
     fn set_source<E: ExecutionSpace, T: Real>(
         space: &E,

@@ -3,11 +3,14 @@
 //! absorbing layer applied on each band exactly as the unblocked [`WaveSimulator::step`]
 //! applies them to the whole field; and the choice, when a run is prepared, of whether and
 //! how to block ([`Blocking`]). The schedule itself is generic and lives in
-//! `solver/blocking.rs`; the kernels in [`crate::kernels`].
+//! `solver/blocking.rs`; the kernels in [`crate::kernels`]. One sweep serves 2D and 3D: a
+//! band is a range of the outermost axis z (rows of `nx` points in 2D, planes of `ny × nx`
+//! points in 3D), launched with the whole of the inner axes' domain
+//! ([`WaveKernels::fused_step_in`]).
 //!
 //! Per band of step `it` (level `it + 1`), in the unblocked step's order: the fused step on
 //! the band, the additive source if the band holds the source row, the absorbing layer on
-//! the band's part of its strips, the receivers in the band, the source value for the
+//! the band's part of its boxes, the receivers in the band, the source value for the
 //! step-boundary check, then the set source of step `it + 1` (inside the block only: the
 //! block's first set happens before the sweep, as in `step`). Everything a band applies is
 //! pointwise, and the wavefront reads a level only after its band was finished, so the
@@ -18,18 +21,22 @@
 //! for the earliest level, in the unblocked order, after the sweep.
 
 use super::super::blocking::{ring_split, wavefront, BlockPlan, Blocking, StepShape, TimeBlock};
-use super::{check_finite, non_finite, StepFields, WaveSimulator, FINITE_CHECK_EVERY};
-use crate::kernels::{add_source, fd_step_in, fd_step_info, inject_source, FdAbsorb};
-use crate::launch::launch_in;
+use super::{
+    check_finite, non_finite, position_words, HostFieldN, StepFields, WaveSimulator,
+    FINITE_CHECK_EVERY,
+};
+use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
-use crate::solver::dims::{Dims, WaveKernels};
+use crate::solver::dims::{trailing, Dims, WaveKernels};
 use crate::solver::pml::layer_boxes;
-use crate::{Error, ExecutionSpace, HostField, Param, Real, Result, ScalarField};
+use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
 
 /// The host slice of a field of a blocked run (blocking runs on host memory only).
-fn host_values<M: crate::MemorySpace, T: Real>(f: &ScalarField<M, T>) -> Result<&[T]> {
-    match (f as &dyn Any).downcast_ref::<HostField<T>>() {
+fn host_values<M: crate::MemorySpace, T: Real, const D: usize>(
+    f: &ScalarField<M, T, D>,
+) -> Result<&[T]> {
+    match (f as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
         Some(h) => Ok(h.as_slice()),
         None => Err(Error::invalid(
             Param::TimeBlock,
@@ -67,13 +74,7 @@ where
         if asked == TimeBlock::Off {
             return Ok(Blocking::Off("off was asked for".into()));
         }
-        if D != 2 {
-            return refuse(
-                "3D runs are not time-blocked yet (the wavefront needs a tile of the inner axes in 3D)",
-                "use off or auto",
-            );
-        }
-        if TypeId::of::<ScalarField<E::Memory, T>>() != TypeId::of::<HostField<T>>() {
+        if TypeId::of::<ScalarField<E::Memory, T, D>>() != TypeId::of::<HostFieldN<T, D>>() {
             return refuse(
                 &format!(
                     "the {} backend runs one time step per launch (temporal blocking is for the host backends)",
@@ -94,20 +95,13 @@ where
                 "use the fused step, or off",
             );
         }
-        let info = fd_step_info(c.space_order)?;
-        let shape = StepShape::for_stencil(info, 3, c.nz, c.nx * info.bytes_per_point::<T>())?;
+        let shape = Self::step_shape(c)?;
         let llc = crate::exec::cache_sizes().llc;
         let plan = match asked {
             TimeBlock::Off => unreachable!("handled above"),
-            TimeBlock::Auto => match BlockPlan::auto(&shape, c.nz, llc) {
-                Some(plan) => plan,
-                None => {
-                    return Ok(Blocking::Off(format!(
-                        "auto: the step's fields ({} MiB) fit in the last-level cache ({} MiB), or its rows are too wide for a wavefront",
-                        (c.nz * shape.row_bytes) >> 20,
-                        llc >> 20
-                    )))
-                }
+            TimeBlock::Auto => match BlockPlan::auto_or_why(&shape, c.nz, llc) {
+                Ok(plan) => plan,
+                Err(why) => return Ok(Blocking::Off(format!("auto: {why}"))),
             },
             TimeBlock::Depth(k) => BlockPlan::new(&shape, k, BlockPlan::band_for(&shape, k, llc))?,
             TimeBlock::Fixed(plan) => BlockPlan::new(&shape, plan.depth, plan.band)?,
@@ -116,6 +110,14 @@ where
             depth: plan.depth.min(c.nt),
             ..plan
         }))
+    }
+
+    /// The fused step of run `c` as the schedule sees it: its radius, a ring of 3 levels,
+    /// the rows (planes in 3D) it updates, and the bytes of a row (plane) of its 4 fields.
+    fn step_shape(c: &WaveConfig) -> Result<StepShape> {
+        let info = Dims::<D>::fused_step_info(c.space_order)?;
+        let plane = if D == 3 { c.ny * c.nx } else { c.nx };
+        StepShape::for_stencil(info, 3, c.nz, plane * info.bytes_per_point::<T>())
     }
 
     /// Steps the next block of [`run_with`](Self::run_with) holds: the plan's depth, ending
@@ -161,7 +163,7 @@ where
         let to_check = FINITE_CHECK_EVERY - done % FINITE_CHECK_EVERY;
         let k = k.min(nt.saturating_sub(done)).min(to_check);
         match band {
-            Some(band) if k > 1 => Dims::<D>::blocked_sweep(self, k, band),
+            Some(band) if k > 1 => self.sweep(k, band),
             _ => {
                 let mut last = self.step()?;
                 for _ in 1..k {
@@ -171,12 +173,10 @@ where
             }
         }
     }
-}
 
-impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
-    /// `k >= 2` steps of a blocked run in one wavefront sweep of bands of `band` rows (2D;
-    /// reached through [`WaveKernels::blocked_sweep`]).
-    pub(in crate::solver) fn sweep(&mut self, k: usize, band: usize) -> Result<usize> {
+    /// `k >= 2` steps of a blocked run in one wavefront sweep of bands of `band` rows (2D)
+    /// or planes (3D).
+    fn sweep(&mut self, k: usize, band: usize) -> Result<usize> {
         let space = &self.space;
         let run = self.run.as_mut().expect("step_block checked the run");
         let super::Run {
@@ -200,14 +200,18 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             ));
         };
         let t = *done;
-        let info = fd_step_info(c.space_order)?;
-        let shape = StepShape::for_stencil(info, 3, c.nz, c.nx * info.bytes_per_point::<T>())?;
+        let grid = p.shape();
+        let shape = Self::step_shape(c)?;
         let plan = BlockPlan::new(&shape, k, band)?;
-        let cols = shape.radius..c.nx - shape.radius;
-        let src = c.src_z * c.nx + c.src_x;
+        // The inner axes of the step's domain: the stencil's radius from each border.
+        let inner: [std::ops::Range<usize>; D] =
+            std::array::from_fn(|a| shape.radius..grid[a] - shape.radius);
+        let at = trailing::<D>([c.src_z, c.src_y, c.src_x]);
+        let plane: usize = grid[1..].iter().product();
+        let src = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
         let nrec = receivers.len();
         if c.source_mode == SourceMode::Set {
-            add_source(space, p, wavelet[t], c.src_z, c.src_x)?;
+            Dims::<D>::set_source(space, p, wavelet[t], at)?;
         }
         // The value at the source after each step, for the step-boundary check.
         let mut at_source = vec![T::ZERO; k];
@@ -215,35 +219,28 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
         let mut ring = [&mut *pold, &mut *p, &mut *pnew];
         // One pool for the whole sweep: its many small launches start without a wake-up.
         let at_source_ref = &mut at_source;
+        let boxes = layer_boxes(grid, c.absorb, 0);
         space.install(|| {
             wavefront(&shape, &plan, k, |j, rows| {
                 let it = t + j;
                 let (out, ins) = ring_split(&mut ring, (j + 2) % 3);
                 let (level, before) = (&**ins[0], &**ins[1]);
-                let out: &mut ScalarField<E::Memory, T> = out;
-                fd_step_in(
-                    space,
-                    c.space_order,
-                    rows.clone(),
-                    cols.clone(),
-                    out,
-                    level,
-                    before,
-                    kv2,
-                )?;
+                let out: &mut ScalarField<E::Memory, T, D> = out;
+                let mut region = inner.clone();
+                region[0] = rows.clone();
+                Dims::<D>::fused_step_in(space, c.space_order, region, out, level, before, kv2)?;
                 let has_source = rows.contains(&c.src_z);
                 if has_source && c.source_mode == SourceMode::Add {
-                    inject_source(space, out, wavelet[it], c.src_z, c.src_x)?;
+                    Dims::<D>::add_source(space, out, wavelet[it], at)?;
                 }
                 if let Some(eta) = eta {
-                    // The layer's boxes as the unblocked step launches them.
-                    for [strip, strip_cols] in layer_boxes([c.nz, c.nx], c.absorb, 0) {
-                        let part = strip.start.max(rows.start)..strip.end.min(rows.end);
-                        if !part.is_empty() {
-                            launch_in::<FdAbsorb, E, T>(
+                    // The layer's boxes as the unblocked step launches them, cut to the band.
+                    for mut region in boxes.iter().cloned() {
+                        region[0] = region[0].start.max(rows.start)..region[0].end.min(rows.end);
+                        if !region[0].is_empty() {
+                            launch_in_region::<<Dims<D> as WaveKernels<D>>::Absorb, E, T, D>(
                                 space,
-                                part,
-                                strip_cols,
+                                region,
                                 &mut [&mut *out],
                                 &[before, eta],
                                 &[],
@@ -252,15 +249,15 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
                     }
                 }
                 let values = host_values(out)?;
-                for (q, (&flat, &(z, _))) in receivers.iter().zip(&c.receivers).enumerate() {
-                    if rows.contains(&z) {
+                for (q, &flat) in receivers.iter().enumerate() {
+                    if rows.contains(&(flat / plane)) {
                         traces[it * nrec + q] = values[flat];
                     }
                 }
                 if has_source {
                     at_source_ref[j] = values[src];
                     if c.source_mode == SourceMode::Set && j + 1 < k {
-                        add_source(space, out, wavelet[it + 1], c.src_z, c.src_x)?;
+                        Dims::<D>::set_source(space, out, wavelet[it + 1], at)?;
                     }
                 }
                 Ok(())
@@ -272,19 +269,23 @@ impl<E: ExecutionSpace, T: Real> WaveSimulator<E, T> {
             p.swap(pnew);
         }
         // The unblocked step's checks, level by level: receivers, then the source point.
+        let words = |flat: usize| position_words(flat, [c.nz, c.ny, c.nx], c.dims());
         for (j, &value) in at_source.iter().enumerate() {
             let it = t + j;
             let row = &traces[it * nrec..(it + 1) * nrec];
             if let Some(q) = row.iter().position(|v| !v.to_f64().is_finite()) {
-                let (z, x) = c.receivers[q];
                 *done = it;
-                let pos = format!("row {z}, column {x}");
+                let pos = words(receivers[q]);
                 return Err(non_finite::<T>(it + 1, row[q], &pos, "at receiver"));
             }
             if j + 1 < k && !value.to_f64().is_finite() {
                 *done = it;
-                let pos = format!("row {}, column {}", c.src_z, c.src_x);
-                return Err(non_finite::<T>(it + 1, value, &pos, "at the source,"));
+                return Err(non_finite::<T>(
+                    it + 1,
+                    value,
+                    &words(src),
+                    "at the source,",
+                ));
             }
         }
         check_finite(p, c, t + k).inspect_err(|_| *done = t + k - 1)?;
