@@ -243,9 +243,9 @@ stencil! {
 
 /// Defines, from one list of `order => kernel / Marker`, the fused step's orders
 /// ([`SPACE_ORDERS`]) and its dispatch by order ([`fd_step_of_order`], [`fd_step_in`],
-/// [`fd_step_info`]).
+/// [`fd_step_in_region`], [`fd_step_info`]).
 macro_rules! fused_steps {
-    ($($order:literal => $kernel:ident / $marker:ident, $kernel3:ident);* $(;)?) => {
+    ($($order:literal => $kernel:ident / $marker:ident, $kernel3:ident / $marker3:ident);* $(;)?) => {
         /// The space orders with a fused step kernel: every even order from
         /// [`MIN_SPACE_ORDER`](crate::solver::MIN_SPACE_ORDER) to
         /// [`MAX_SPACE_ORDER`](crate::solver::MAX_SPACE_ORDER).
@@ -299,6 +299,30 @@ macro_rules! fused_steps {
             }
         }
 
+        /// Runs the fused step of space order `order` on `region` of its domain only, in
+        /// `D` = 2 (`fd_step_<order>`, as [`fd_step_in`]) or 3 (`fd_step_3d_<order>`)
+        /// dimensions; a distributed run computes its part of the grid with it.
+        pub fn fd_step_in_region<E: ExecutionSpace, T: Real, const D: usize>(
+            space: &E,
+            order: usize,
+            region: [std::ops::Range<usize>; D],
+            pnew: &mut ScalarField<E::Memory, T, D>,
+            p: &ScalarField<E::Memory, T, D>,
+            pold: &ScalarField<E::Memory, T, D>,
+            kv2: &ScalarField<E::Memory, T, D>,
+        ) -> Result<()> {
+            let (outs, ins) = (&mut [pnew], &[p, pold, kv2]);
+            match (order, D) {
+                $(($order, 2) => crate::launch::launch_in_region::<$marker, E, T, D>(
+                    space, region, outs, ins, &[],
+                ),)*
+                $(($order, _) => crate::launch::launch_in_region::<$marker3, E, T, D>(
+                    space, region, outs, ins, &[],
+                ),)*
+                _ => Err(no_fused_kernel(order)),
+            }
+        }
+
         /// The 3D [`fd_step_of_order`]: runs `fd_step_3d_<order>`.
         pub fn fd_step_3d_of_order<E: ExecutionSpace, T: Real>(
             space: &E,
@@ -330,14 +354,14 @@ fn no_fused_kernel(order: usize) -> Error {
 }
 
 fused_steps! {
-    2 => fd_step_2 / FdStep2, fd_step_3d_2;
-    4 => fd_step_4 / FdStep4, fd_step_3d_4;
-    6 => fd_step_6 / FdStep6, fd_step_3d_6;
-    8 => fd_step_8 / FdStep8, fd_step_3d_8;
-    10 => fd_step_10 / FdStep10, fd_step_3d_10;
-    12 => fd_step_12 / FdStep12, fd_step_3d_12;
-    14 => fd_step_14 / FdStep14, fd_step_3d_14;
-    16 => fd_step_16 / FdStep16, fd_step_3d_16;
+    2 => fd_step_2 / FdStep2, fd_step_3d_2 / FdStep3d2;
+    4 => fd_step_4 / FdStep4, fd_step_3d_4 / FdStep3d4;
+    6 => fd_step_6 / FdStep6, fd_step_3d_6 / FdStep3d6;
+    8 => fd_step_8 / FdStep8, fd_step_3d_8 / FdStep3d8;
+    10 => fd_step_10 / FdStep10, fd_step_3d_10 / FdStep3d10;
+    12 => fd_step_12 / FdStep12, fd_step_3d_12 / FdStep3d12;
+    14 => fd_step_14 / FdStep14, fd_step_3d_14 / FdStep3d14;
+    16 => fd_step_16 / FdStep16, fd_step_3d_16 / FdStep3d16;
 }
 
 /// Metadata of every acoustic kernel, for tools (`ppwave gen`, benchmarks).
