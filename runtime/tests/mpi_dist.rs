@@ -1,12 +1,13 @@
 //! The distributed solver against the single-process one, bit for bit: the parent test runs
 //! this binary's `child` test under `mpiexec -n P` for P = 1..4; each child runs a set of
-//! configurations (orders, source modes, absorbing layer spanning ranks, sources and
-//! receivers on rank boundaries, uneven splits, both precisions, split kernels) under every
-//! decomposition of P and compares with `WaveSimulator` on rank 0.
+//! configurations, 2D and 3D (orders, source modes, absorbing layer spanning ranks, sources
+//! and receivers on rank boundaries, uneven splits, a velocity file, both precisions, split
+//! kernels) under every decomposition of P and compares with `WaveSimulator` on rank 0.
 
 use ppstencil::dist::mpi::traits::*;
 use ppstencil::dist::{mpi, DistributedSimulator};
-use ppstencil::solver::{Layer, SourceMode, StepKernels, WaveConfig};
+use ppstencil::model::VelocityModel;
+use ppstencil::solver::{Dims, Layer, SourceMode, StepKernels, WaveConfig, WaveKernels};
 use ppstencil::{Real, Serial, WaveSimulator};
 use std::process::Command;
 
@@ -63,33 +64,111 @@ fn configs() -> Vec<WaveConfig> {
     ]
 }
 
-/// The automatic decomposition and every `a x b` with `a b = p`.
-fn parts_of(p: usize) -> Vec<Option<[usize; 2]>> {
-    let mut v = vec![None];
-    for a in 1..=p {
-        if p % a == 0 {
-            v.push(Some([a, p / a]));
-        }
+/// 3D configurations: 21 x 19 x 17 splits unevenly for P = 2, 3, 4 along every axis; plane
+/// z = 11, row y = 10 and column x = 9 are the rank boundaries of the 2-way splits (21 = 11 +
+/// 10, 19 = 10 + 9, 17 = 9 + 8), where the source sits and the receiver lines cross; the
+/// layers of 6 and 8 cells span two ranks of the 3- and 4-way splits.
+fn configs_3d() -> Vec<WaveConfig> {
+    let (nz, ny, nx) = (21, 19, 17);
+    let base = WaveConfig {
+        nz,
+        ny,
+        nx,
+        nt: 40,
+        dt: 0.001,
+        dh: 10.0,
+        src_z: 11,
+        src_y: 10,
+        src_x: 9,
+        fpeak: 25.0,
+        vmin: 2000.0,
+        layers: vec![Layer {
+            z0: 14,
+            z1: 17,
+            velocity: 2600.0,
+        }],
+        receivers_3d: (2..15)
+            .map(|x| (11, 10, x))
+            .chain((2..19).map(|z| (z, 10, 9)))
+            .chain((2..17).map(|y| (5, y, 4)))
+            .collect(),
+        boundary: ppstencil::solver::Boundary::Sponge,
+        ..WaveConfig::paper()
+    };
+    // A velocity file that differs at every point, so a misplaced model shows.
+    let values = (0..nz * ny * nx)
+        .map(|k| 1800.0 + ((k * 37) % 101) as f64 * 5.0)
+        .collect();
+    vec![
+        base.clone(),
+        WaveConfig {
+            space_order: 8,
+            source_mode: SourceMode::Add,
+            absorb: 6,
+            ..base.clone()
+        },
+        WaveConfig {
+            space_order: 2,
+            absorb: 8,
+            src_z: 4,
+            src_y: 3,
+            src_x: 12,
+            ..base.clone()
+        },
+        WaveConfig {
+            absorb: 5,
+            velocity: Some(VelocityModel::new_3d(nz, ny, nx, values).unwrap()),
+            ..base.clone()
+        },
+    ]
+}
+
+/// The automatic decomposition and every way to write `p` as a product of `D` parts.
+fn parts_of<const D: usize>(p: usize) -> Vec<Option<[usize; D]>> {
+    let mut all = vec![[1usize; D]];
+    for a in 0..D {
+        all = all
+            .into_iter()
+            .flat_map(|parts| {
+                let left = p / parts.iter().product::<usize>();
+                (1..=left).filter(move |q| left % q == 0).map(move |q| {
+                    let mut next = parts;
+                    next[a] = q;
+                    next
+                })
+            })
+            .collect();
     }
+    let mut v = vec![None];
+    v.extend(
+        all.into_iter()
+            .filter(|parts| parts.iter().product::<usize>() == p)
+            .map(Some),
+    );
     v
 }
 
-fn compare<T: Real + mpi::datatype::Equivalence>(world: &mpi::topology::SimpleCommunicator) {
-    for (i, c) in configs().into_iter().enumerate() {
-        for parts in parts_of(world.size() as usize) {
+fn compare<T: Real + mpi::datatype::Equivalence, const D: usize>(
+    world: &mpi::topology::SimpleCommunicator,
+    configs: Vec<WaveConfig>,
+) where
+    Dims<D>: WaveKernels<D>,
+{
+    for (i, c) in configs.into_iter().enumerate() {
+        for parts in parts_of::<D>(world.size() as usize) {
             let comm = world.duplicate();
             let mut sim =
-                DistributedSimulator::<Serial, T>::new(Serial, c.clone(), comm, parts).unwrap();
+                DistributedSimulator::<Serial, T, D>::new(Serial, c.clone(), comm, parts).unwrap();
             let decomp = sim.decomposition().to_string();
             let (stats, results) = sim.run().unwrap();
             assert_eq!(stats.steps, c.nt);
             if let Some(res) = results {
-                let mut reference = WaveSimulator::<Serial, T>::with_config(Serial, c.clone());
+                let mut reference = WaveSimulator::<Serial, T, D>::with_config(Serial, c.clone());
                 reference.run().unwrap();
                 let p = reference.wavefield_host().unwrap();
                 let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
                 let at = format!(
-                    "config {i}, {} ranks as {decomp}, {}",
+                    "{D}D config {i}, {} ranks as {decomp}, {}",
                     world.size(),
                     T::NAME
                 );
@@ -104,6 +183,7 @@ fn compare<T: Real + mpi::datatype::Equivalence>(world: &mpi::topology::SimpleCo
                     (res.seismogram.nt, res.seismogram.nrec),
                     "{at}"
                 );
+                assert!(s.nrec > 0, "{at}");
                 assert!(
                     bits(&s.data) == bits(&res.seismogram.data),
                     "{at}: seismograms differ"
@@ -119,8 +199,11 @@ fn compare<T: Real + mpi::datatype::Equivalence>(world: &mpi::topology::SimpleCo
 fn child() {
     let universe = mpi::initialize().expect("MPI initialises once");
     let world = universe.world();
-    compare::<f32>(&world);
-    compare::<f64>(&world);
+    compare::<f32, 2>(&world, configs());
+    compare::<f64, 2>(&world, configs());
+    compare::<f32, 3>(&world, configs_3d());
+    // f64 in 3D: one configuration (the index mapping is the element type's no more than in f32).
+    compare::<f64, 3>(&world, configs_3d()[..1].to_vec());
     // A decomposition that does not match the ranks is an error on every rank, before any
     // message.
     let wrong = Some([world.size() as usize + 1, 1]);

@@ -32,7 +32,7 @@ pub struct HaloExchange<T> {
 }
 
 /// A `D`-dimensional box as the `[z, y, x]` box of the field's 3D layout.
-fn zyx<const D: usize>(b: &[Range<usize>; D]) -> [Range<usize>; 3] {
+pub(super) fn zyx<const D: usize>(b: &[Range<usize>; D]) -> [Range<usize>; 3] {
     let mut out = [0..1, 0..1, 0..1];
     for (&a, r) in axes(D).iter().zip(b) {
         out[a] = r.clone();
@@ -40,12 +40,12 @@ fn zyx<const D: usize>(b: &[Range<usize>; D]) -> [Range<usize>; 3] {
     out
 }
 
-fn points(b: &[Range<usize>; 3]) -> usize {
+pub(super) fn points(b: &[Range<usize>; 3]) -> usize {
     b.iter().map(|r| r.len()).product()
 }
 
 /// Calls `f(flat_start, len)` for every contiguous x-run of box `b` in a field of `shape`.
-fn runs(shape: [usize; 3], b: &[Range<usize>; 3], mut f: impl FnMut(usize, usize)) {
+pub(super) fn runs(shape: [usize; 3], b: &[Range<usize>; 3], mut f: impl FnMut(usize, usize)) {
     for z in b[0].clone() {
         for y in b[1].clone() {
             f((z * shape[1] + y) * shape[2] + b[2].start, b[2].len());

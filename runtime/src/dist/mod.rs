@@ -4,7 +4,7 @@
 //!   given), global ↔ local boxes; pure index arithmetic, always compiled.
 //! - `halo.rs` (feature `mpi`): `HaloExchange`, non-blocking face messages overlapped with
 //!   the caller's work.
-//! - `simulator.rs` (feature `mpi`): `DistributedSimulator`, the 2D acoustic solver over
+//! - `simulator.rs` (feature `mpi`): `DistributedSimulator`, the 2D and 3D acoustic solver over
 //!   the ranks, bit-identical to [`WaveSimulator`](crate::WaveSimulator) in one process.
 //!
 //! Not here: MPI start-up and error policy (the program's: `mpi::initialize`, and

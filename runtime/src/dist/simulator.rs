@@ -1,26 +1,25 @@
-//! [`DistributedSimulator`]: the 2D acoustic solver of [`WaveSimulator`](crate::WaveSimulator)
-//! run over the ranks of an MPI communicator, each rank on its box of a [`Decomposition`].
+//! [`DistributedSimulator`]: the acoustic solver of [`WaveSimulator`](crate::WaveSimulator),
+//! 2D or 3D, run over the ranks of an MPI communicator, each rank on its box of a
+//! [`Decomposition`].
 //!
 //! It reuses [`WaveConfig`], its checks and the physics of `solver` (the velocity of a point,
-//! the damping, the wavelet) and the same kernels, each launched on the rank's part of the
-//! domain, so every point gets the same arithmetic as in one process: the results are
-//! bit-identical. One step: the set source (on the rank owning it), the halo exchange of `p`
-//! overlapped with the step on the points that read no halo, the step on the strips next to
-//! the halo, the additive source, the absorbing layer, the rotation, the receivers.
+//! the damping, the wavelet) and the same kernels ([`WaveKernels`] for what differs between
+//! 2D and 3D), each launched on the rank's part of the domain, so every point gets the same
+//! arithmetic as in one process: the results are bit-identical. One step: the set source (on
+//! the rank owning it), the halo exchange of `p` overlapped with the step on the points that
+//! read no halo, the step on the strips next to the halo, the additive source, the absorbing
+//! layer, the rotation, the receivers.
 
 use super::decomp::{intersect, is_empty, peel, to_local, Decomposition};
-use super::halo::HaloExchange;
-use crate::kernels::{
-    add_source, fd_kv2, fd_step_in, inject_source, FdAbsorb, FdPxx, FdPzz, FdTime,
-};
-use crate::launch::launch_in_region;
+use super::halo::{points, runs, zyx, HaloExchange};
+use crate::kernels::{FdPxx, FdPzz, FdTime};
+use crate::launch::{axes, launch_in_region};
 use crate::receivers::Seismogram;
-use crate::solver::SourceMode;
 use crate::solver::{
-    absorbing_eta, layer_depth, non_finite, source_sample, StepKernels, WaveConfig,
-    FINITE_CHECK_EVERY,
+    absorbing_eta, layer_depth, non_finite, position_words, source_sample, Dims, SourceMode,
+    StepKernels, WaveConfig, WaveKernels, FINITE_CHECK_EVERY,
 };
-use crate::{Error, ExecutionSpace, HostField, MemSpaceHost, Param, Real, Result, ScalarField};
+use crate::{Error, ExecutionSpace, MemSpaceHost, Param, Real, Result, ScalarField};
 use mpi::datatype::Equivalence;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -28,7 +27,8 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-type Box2 = [Range<usize>; 2];
+/// A host field of `D` dimensions.
+type Field<T, const D: usize> = ScalarField<MemSpaceHost, T, D>;
 
 /// Timing of one distributed run (the largest over the ranks).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,32 +43,76 @@ pub struct DistStats {
     pub compute: Duration,
     /// Halo bytes sent per step by the rank sending the most.
     pub halo_bytes_per_step: usize,
-    /// Grid points updated per second, in millions (`nz · nx · nt / wall`).
+    /// Grid points updated per second, in millions (`nz · (ny ·) nx · nt / wall`).
     pub mpoints_per_s: f64,
 }
 
 /// The results, on rank 0 only: the whole final wavefield and the seismogram.
-pub struct DistResults<T: Real> {
+pub struct DistResults<T: Real, const D: usize = 2> {
     /// The pressure after the last step, the whole grid.
-    pub wavefield: HostField<T>,
+    pub wavefield: Field<T, D>,
     /// The receivers' traces.
     pub seismogram: Seismogram<T>,
 }
 
-/// The 2D acoustic solver over the ranks of `comm`; every rank calls the same methods with
-/// the same configuration. Host execution spaces (serial or rayon inside each rank).
+/// The acoustic solver over the ranks of `comm`, in `D` = 2 (the default) or 3 dimensions;
+/// every rank calls the same methods with the same configuration. Host execution spaces
+/// (serial or rayon inside each rank).
 pub struct DistributedSimulator<
     E: ExecutionSpace<Memory = MemSpaceHost>,
     T: Real + Equivalence = f32,
+    const D: usize = 2,
 > {
     space: E,
     config: WaveConfig,
     comm: SimpleCommunicator,
-    decomp: Decomposition<2>,
+    decomp: Decomposition<D>,
     element: PhantomData<T>,
 }
 
-impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> DistributedSimulator<E, T> {
+/// The `[z, y, x]` point of a `D`-dimensional index (`y` = 0 in 2D).
+fn zyx_point<const D: usize>(g: [usize; D]) -> [usize; 3] {
+    let mut out = [0; 3];
+    for (&a, &i) in axes(D).iter().zip(&g) {
+        out[a] = i;
+    }
+    out
+}
+
+/// The `D`-dimensional index of a `[z, y, x]` point.
+fn d_point<const D: usize>(p: [usize; 3]) -> [usize; D] {
+    std::array::from_fn(|i| p[axes(D)[i]])
+}
+
+/// The flat index of `i` in a field of `shape`.
+fn flat<const D: usize>(i: [usize; D], shape: [usize; D]) -> usize {
+    (0..D).fold(0, |k, a| k * shape[a] + i[a])
+}
+
+/// The local field of `shape` at global `origin` whose point `i` is `f(global index)`.
+fn field_from<T: Real, const D: usize>(
+    shape: [usize; D],
+    origin: [usize; D],
+    f: impl Fn([usize; D]) -> T,
+) -> Result<Field<T, D>> {
+    let mut out = Field::<T, D>::zeros(shape)?;
+    for (k, o) in out.as_mut_slice().iter_mut().enumerate() {
+        let mut rest = k;
+        let mut g = [0; D];
+        for a in (0..D).rev() {
+            g[a] = origin[a] + rest % shape[a];
+            rest /= shape[a];
+        }
+        *o = f(g);
+    }
+    Ok(out)
+}
+
+impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence, const D: usize>
+    DistributedSimulator<E, T, D>
+where
+    Dims<D>: WaveKernels<D>,
+{
     /// A simulator of `config` over `comm`, split as `parts` (`None`: [`Decomposition::balanced`]).
     /// Every check (the configuration, the decomposition against the number of ranks and the
     /// stencil radius) happens here, identically on every rank, before any message.
@@ -76,17 +120,22 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
         space: E,
         config: WaveConfig,
         comm: SimpleCommunicator,
-        parts: Option<[usize; 2]>,
+        parts: Option<[usize; D]>,
     ) -> Result<Self> {
         config.validate_for::<T>()?;
-        // What the distributed step does not do yet is refused, never silently replaced.
-        if config.dims() != 2 {
+        if config.dims() != D {
             return Err(Error::invalid(
                 Param::Ny,
                 config.ny,
-                "distributed runs are 2D for now: run a 3D model in one process",
+                format!(
+                    "a {D}D distributed simulator cannot run the {}D grid {}: use DistributedSimulator<E, T, {}>",
+                    config.dims(),
+                    config.grid_words(),
+                    config.dims()
+                ),
             ));
         }
+        // What the distributed step does not do yet is refused, never silently replaced.
         if config.layer() == Some(crate::solver::Boundary::Pml) {
             return Err(Error::invalid(
                 Param::Boundary,
@@ -94,8 +143,16 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
                 "distributed runs have the sponge layer only for now: use boundary sponge, or one process",
             ));
         }
+        if D != 2 && config.kernels == StepKernels::Split {
+            return Err(Error::invalid(
+                Param::Other("kernels".into()),
+                "split",
+                "the split kernels are the paper's 2D kernels; a 3D run uses the fused step",
+            ));
+        }
         let ranks = comm.size() as usize;
-        let (shape, r) = ([config.nz, config.nx], config.radius());
+        let shape = d_point::<D>([config.nz, config.ny, config.nx]);
+        let r = config.radius();
         let decomp = match parts {
             Some(p) => Decomposition::for_ranks(shape, p, ranks, r)?,
             None => Decomposition::balanced(shape, ranks, r)?,
@@ -110,7 +167,7 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
     }
 
     /// The decomposition in use.
-    pub fn decomposition(&self) -> &Decomposition<2> {
+    pub fn decomposition(&self) -> &Decomposition<D> {
         &self.decomp
     }
 
@@ -122,50 +179,68 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
     /// Runs all `nt` steps; returns the timing on every rank and the results on rank 0.
     /// An error on one rank (say a value that is not finite) returns on that rank only: the
     /// caller must then stop the others (`comm.abort`), which wait for its messages.
-    pub fn run(&mut self) -> Result<(DistStats, Option<DistResults<T>>)> {
+    pub fn run(&mut self) -> Result<(DistStats, Option<DistResults<T, D>>)> {
+        self.run_with(|_, _| Ok(()))
+    }
+
+    /// [`run`](Self::run), gathering the whole wavefield on rank 0 every
+    /// [`snapshot_every`](WaveConfig::snapshot_every) steps and handing it to
+    /// `snapshot(steps_done, wavefield)` there (the other ranks never call it). An error from
+    /// `snapshot` returns on rank 0 only, like any one-rank error.
+    pub fn run_with(
+        &mut self,
+        mut snapshot: impl FnMut(usize, &Field<T, D>) -> Result<()>,
+    ) -> Result<(DistStats, Option<DistResults<T, D>>)> {
         let start = Instant::now();
         let c = self.config.clone();
         let space = &self.space;
         let rank = self.rank();
         let r = c.radius();
         let d = &self.decomp;
+        let shape = d.shape();
         let own = d.owned(rank);
         let local = d.local(rank, r);
-        let origin = [local[0].start, local[1].start];
-        let (lnz, lnx) = (local[0].len(), local[1].len());
-        let v = HostField::<T>::from_fn(lnz, lnx, |i, j| {
-            T::lit(c.velocity_at(origin[0] + i, origin[1] + j))
-        })?;
+        let origin = local.clone().map(|a| a.start);
+        let lshape = local.clone().map(|a| a.len());
+        let v = field_from::<T, D>(lshape, origin, |g| T::lit(c.velocity_at_zyx(zyx_point(g))))?;
         let eta = if c.absorb > 0 {
             let w = c.absorb;
-            Some(HostField::<T>::from_fn(lnz, lnx, |i, j| {
-                let (z, x) = (origin[0] + i, origin[1] + j);
-                let vel = v.as_slice()[i * lnx + j].to_f64();
-                let ez = absorbing_eta(layer_depth(z, c.nz, w), w, vel, c.dh, c.dt);
-                let ex = absorbing_eta(layer_depth(x, c.nx, w), w, vel, c.dh, c.dt);
-                T::lit(ez + ex)
+            let vs = v.as_slice();
+            // The depths along each axis add their contributions (z, then y, x), as in one
+            // process.
+            Some(field_from::<T, D>(lshape, origin, |g| {
+                let l: [usize; D] = std::array::from_fn(|a| g[a] - origin[a]);
+                let vel = vs[flat(l, lshape)].to_f64();
+                T::lit((0..D).fold(0.0, |acc, a| {
+                    let depth = layer_depth(g[a], shape[a], w);
+                    acc + absorbing_eta(depth, w, vel, c.dh, c.dt)
+                }))
             })?)
         } else {
             None
         };
-        let v_src = T::lit(c.velocity_at(c.src_z, c.src_x)).to_f64();
+        let src_global = d_point::<D>([c.src_z, c.src_y, c.src_x]);
+        let v_src = T::lit(c.velocity_at_zyx([c.src_z, c.src_y, c.src_x])).to_f64();
         let wavelet: Vec<T> = (0..c.nt)
             .map(|it| source_sample::<T>(&c, v_src, it))
             .collect();
-        let inside = |z: usize, x: usize| own[0].contains(&z) && own[1].contains(&x);
-        let src = inside(c.src_z, c.src_x).then(|| (c.src_z - origin[0], c.src_x - origin[1]));
-        let receivers: Vec<(usize, usize)> = c
-            .receivers
+        let inside = |g: [usize; D]| (0..D).all(|a| own[a].contains(&g[a]));
+        let to_l = |g: [usize; D]| -> [usize; D] { std::array::from_fn(|a| g[a] - origin[a]) };
+        let src = inside(src_global).then(|| to_l(src_global));
+        let positions = c.receiver_points();
+        let receivers: Vec<(usize, usize)> = positions
             .iter()
             .enumerate()
-            .filter(|(_, &(z, x))| inside(z, x))
-            .map(|(k, &(z, x))| (k, (z - origin[0]) * lnx + (x - origin[1])))
+            .map(|(k, &p)| (k, d_point::<D>(p)))
+            .filter(|&(_, g)| inside(g))
+            .map(|(k, g)| (k, flat(to_l(g), lshape)))
             .collect();
         let mut traces = vec![T::ZERO; c.nt * receivers.len()];
+        let where_is = |g: [usize; D]| position_words(flat(g, shape), [c.nz, c.ny, c.nx], D);
 
         // Where this rank computes: its part of the stencil's domain; the points that read no
         // halo (at least r from every side with a neighbour) and the strips around them.
-        let domain: Box2 = [r..c.nz - r, r..c.nx - r];
+        let domain: [Range<usize>; D] = shape.map(|n| r..n - r);
         let work = to_local(&intersect(&own, &domain), origin);
         let mut core = work.clone();
         for (a, axis) in core.iter_mut().enumerate() {
@@ -182,44 +257,42 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
             peel(&work, &core)
         };
         // The layer's boxes as the single-process step launches them, cut to this rank.
-        let layer: Vec<Box2> = crate::solver::layer_boxes([c.nz, c.nx], c.absorb, 0)
+        let layer: Vec<[Range<usize>; D]> = crate::solver::layer_boxes(shape, c.absorb, 0)
             .iter()
             .map(|b| to_local(&intersect(b, &own), origin))
             .filter(|b| !is_empty(b))
             .collect();
 
-        let mut p = ScalarField::<MemSpaceHost, T>::new(lnz, lnx)?;
-        let mut pold = ScalarField::<MemSpaceHost, T>::new(lnz, lnx)?;
-        let mut pnew = ScalarField::<MemSpaceHost, T>::new(lnz, lnx)?;
+        let mut p = Field::<T, D>::zeros(lshape)?;
+        let mut pold = Field::<T, D>::zeros(lshape)?;
+        let mut pnew = Field::<T, D>::zeros(lshape)?;
         let dtdh2 = T::lit((c.dt / c.dh) * (c.dt / c.dh));
-        let mut kv2 = ScalarField::<MemSpaceHost, T>::new(lnz, lnx)?;
+        let mut kv2 = Field::<T, D>::zeros(lshape)?;
         let (mut pxx, mut pzz) = match c.kernels {
-            StepKernels::Split => (
-                Some(ScalarField::new(lnz, lnx)?),
-                Some(ScalarField::new(lnz, lnx)?),
-            ),
+            StepKernels::Split => (Some(Field::zeros(lshape)?), Some(Field::zeros(lshape)?)),
             StepKernels::Fused => {
-                fd_kv2(space, &mut kv2, &v, dtdh2)?;
+                Dims::<D>::kv2(space, &mut kv2, &v, dtdh2)?;
                 (None, None)
             }
         };
         let mut halo = HaloExchange::<T>::new(d, rank, r);
         let mut compute = Duration::ZERO;
-        let step_on = |b: &Box2,
-                       pnew: &mut HostField<T>,
-                       p: &HostField<T>,
-                       pold: &HostField<T>,
-                       pxx: &mut Option<HostField<T>>,
-                       pzz: &mut Option<HostField<T>>|
+        let step_on = |b: &[Range<usize>; D],
+                       pnew: &mut Field<T, D>,
+                       p: &Field<T, D>,
+                       pold: &Field<T, D>,
+                       pxx: &mut Option<Field<T, D>>,
+                       pzz: &mut Option<Field<T, D>>|
          -> Result<()> {
             if is_empty(b) {
                 return Ok(());
             }
             match (pxx, pzz) {
+                // The paper's split kernels (2D only, checked in `new`).
                 (Some(pxx), Some(pzz)) => {
-                    launch_in_region::<FdPzz, E, T, 2>(space, b.clone(), &mut [pzz], &[p], &[])?;
-                    launch_in_region::<FdPxx, E, T, 2>(space, b.clone(), &mut [pxx], &[p], &[])?;
-                    launch_in_region::<FdTime, E, T, 2>(
+                    launch_in_region::<FdPzz, E, T, D>(space, b.clone(), &mut [pzz], &[p], &[])?;
+                    launch_in_region::<FdPxx, E, T, D>(space, b.clone(), &mut [pxx], &[p], &[])?;
+                    launch_in_region::<FdTime, E, T, D>(
                         space,
                         b.clone(),
                         &mut [pnew],
@@ -227,16 +300,13 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
                         &[dtdh2],
                     )
                 }
-                _ => {
-                    let [rows, cols] = b.clone();
-                    fd_step_in(space, c.space_order, rows, cols, pnew, p, pold, &kv2)
-                }
+                _ => Dims::<D>::fused_step_in(space, c.space_order, b.clone(), pnew, p, pold, &kv2),
             }
         };
 
         for (it, &w) in wavelet.iter().enumerate() {
-            if let (SourceMode::Set, Some((z, x))) = (c.source_mode, src) {
-                add_source(space, &mut p, w, z, x)?;
+            if let (SourceMode::Set, Some(at)) = (c.source_mode, src) {
+                Dims::<D>::set_source(space, &mut p, w, at)?;
             }
             let mut in_core = Duration::ZERO;
             halo.exchange(&self.comm, &mut p, |p| {
@@ -249,12 +319,12 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
             for b in &strips {
                 step_on(b, &mut pnew, &p, &pold, &mut pxx, &mut pzz)?;
             }
-            if let (SourceMode::Add, Some((z, x))) = (c.source_mode, src) {
-                inject_source(space, &mut pnew, w, z, x)?;
+            if let (SourceMode::Add, Some(at)) = (c.source_mode, src) {
+                Dims::<D>::add_source(space, &mut pnew, w, at)?;
             }
             if let Some(eta) = &eta {
                 for b in &layer {
-                    launch_in_region::<FdAbsorb, E, T, 2>(
+                    launch_in_region::<<Dims<D> as WaveKernels<D>>::Absorb, E, T, D>(
                         space,
                         b.clone(),
                         &mut [&mut pnew],
@@ -271,33 +341,58 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
             for (o, &(k, at)) in row.iter_mut().zip(&receivers) {
                 *o = p.as_slice()[at];
                 if !o.to_f64().is_finite() {
-                    let (z, x) = c.receivers[k];
-                    let pos = format!("row {z}, column {x}");
+                    let pos = where_is(d_point::<D>(positions[k]));
                     return Err(non_finite::<T>(it + 1, *o, &pos, "at receiver"));
                 }
             }
-            if let Some((z, x)) = src {
-                let s = p.as_slice()[z * lnx + x];
+            if let Some(at) = src {
+                let s = p.as_slice()[flat(at, lshape)];
                 if !s.to_f64().is_finite() {
-                    let pos = format!("row {}, column {}", c.src_z, c.src_x);
+                    let pos = where_is(src_global);
                     return Err(non_finite::<T>(it + 1, s, &pos, "at the source,"));
                 }
             }
             if (it + 1) % FINITE_CHECK_EVERY == 0 || it + 1 == c.nt {
-                let own_local = to_local(&own, origin);
-                for z in own_local[0].clone() {
-                    for x in own_local[1].clone() {
-                        let s = p.as_slice()[z * lnx + x];
-                        if !s.to_f64().is_finite() {
-                            let pos = format!("row {}, column {}", z + origin[0], x + origin[1]);
-                            return Err(non_finite::<T>(it + 1, s, &pos, "at"));
+                let mut bad = None;
+                runs(
+                    zyx(&lshape.map(|n| 0..n)).map(|a| a.end),
+                    &zyx(&to_local(&own, origin)),
+                    |at, n| {
+                        if bad.is_none() {
+                            bad = p.as_slice()[at..at + n]
+                                .iter()
+                                .position(|s| !s.to_f64().is_finite())
+                                .map(|i| at + i);
                         }
+                    },
+                );
+                if let Some(k) = bad {
+                    let mut rest = k;
+                    let mut g = [0; D];
+                    for a in (0..D).rev() {
+                        g[a] = origin[a] + rest % lshape[a];
+                        rest /= lshape[a];
                     }
+                    return Err(non_finite::<T>(it + 1, p.as_slice()[k], &where_is(g), "at"));
+                }
+            }
+            if c.snapshot_every.is_some_and(|k| (it + 1) % k == 0) {
+                if let Some(whole) = self.gather_field(&p, origin)? {
+                    snapshot(it + 1, &whole)?;
                 }
             }
         }
         self.space.synchronize()?;
-        let results = self.gather(&p, origin, &traces)?;
+        let results = match self.gather_field(&p, origin)? {
+            Some(wavefield) => Some(DistResults {
+                wavefield,
+                seismogram: self.gather_traces(&traces)?,
+            }),
+            None => {
+                self.gather_traces(&traces)?;
+                None
+            }
+        };
         let wall = start.elapsed();
         let mine = [
             halo.time().as_secs_f64(),
@@ -311,7 +406,7 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
             &mut most[..],
             mpi::collective::SystemOperation::max(),
         );
-        let points = (c.nz * c.nx) as f64 * c.nt as f64;
+        let points = shape.iter().product::<usize>() as f64 * c.nt as f64;
         Ok((
             DistStats {
                 steps: c.nt,
@@ -325,78 +420,98 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence> Distribute
         ))
     }
 
-    /// Rank 0 receives every rank's owned box of `p` and its traces and assembles them.
-    fn gather(
-        &self,
-        p: &HostField<T>,
-        origin: [usize; 2],
-        traces: &[T],
-    ) -> Result<Option<DistResults<T>>> {
+    /// Rank 0 receives every rank's owned box of `p` (stored from `origin`) and assembles
+    /// the whole field; `None` on the other ranks.
+    fn gather_field(&self, p: &Field<T, D>, origin: [usize; D]) -> Result<Option<Field<T, D>>> {
         const FIELD: i32 = 100;
-        const TRACES: i32 = 101;
-        let c = &self.config;
         let d = &self.decomp;
         let rank = self.rank();
-        let lnx = p.nx();
-        let pack = |own: &Box2, origin: [usize; 2], values: &[T]| -> Vec<T> {
-            let mut out = Vec::with_capacity(own[0].len() * own[1].len());
-            for z in own[0].clone() {
-                let at = (z - origin[0]) * lnx + own[1].start - origin[1];
-                out.extend_from_slice(&values[at..at + own[1].len()]);
-            }
+        let lshape = p.zyx();
+        // The owned box of rank `q`, packed x-run by x-run from a field of `shape`.
+        let pack = |own: &[Range<usize>; D], values: &[T]| -> Vec<T> {
+            let mut out = Vec::with_capacity(points(&zyx(own)));
+            runs(lshape, &zyx(&to_local(own, origin)), |at, n| {
+                out.extend_from_slice(&values[at..at + n]);
+            });
             out
         };
         if rank != 0 {
             let root = self.comm.process_at_rank(0);
-            root.send_with_tag(&pack(&d.owned(rank), origin, p.as_slice())[..], FIELD);
-            if !traces.is_empty() {
-                root.send_with_tag(traces, TRACES);
-            }
+            root.send_with_tag(&pack(&d.owned(rank), p.as_slice())[..], FIELD);
             return Ok(None);
         }
-        let mut wavefield = HostField::<T>::new(c.nz, c.nx)?;
-        let nrec = c.receivers.len();
-        let mut data = vec![T::ZERO; c.nt * nrec];
-        let inside =
-            |own: &Box2, (z, x): (usize, usize)| own[0].contains(&z) && own[1].contains(&x);
+        let mut whole = Field::<T, D>::zeros(d.shape())?;
+        let gshape = whole.zyx();
         for q in 0..d.ranks() {
             let own = d.owned(q);
-            let (block, theirs): (Vec<T>, Vec<T>) = if q == 0 {
-                (pack(&own, origin, p.as_slice()), traces.to_vec())
+            let block = if q == 0 {
+                pack(&own, p.as_slice())
             } else {
+                let mut block = vec![T::ZERO; points(&zyx(&own))];
                 let from = self.comm.process_at_rank(q as i32);
-                let mut block = vec![T::ZERO; own[0].len() * own[1].len()];
                 from.receive_into_with_tag(&mut block[..], FIELD);
-                let n = c.receivers.iter().filter(|&&rc| inside(&own, rc)).count();
-                let mut theirs = vec![T::ZERO; c.nt * n];
-                if n > 0 {
+                block
+            };
+            let values = whole.as_mut_slice();
+            let mut k = 0;
+            runs(gshape, &zyx(&own), |at, n| {
+                values[at..at + n].copy_from_slice(&block[k..k + n]);
+                k += n;
+            });
+        }
+        Ok(Some(whole))
+    }
+
+    /// Rank 0 receives every rank's traces (`nt ×` its receivers, in trace order) and
+    /// assembles the seismogram; the other ranks send theirs and get an empty one.
+    fn gather_traces(&self, traces: &[T]) -> Result<Seismogram<T>> {
+        const TRACES: i32 = 101;
+        let c = &self.config;
+        let d = &self.decomp;
+        let positions: Vec<[usize; D]> =
+            c.receiver_points().into_iter().map(d_point::<D>).collect();
+        let nrec = positions.len();
+        let mut seismogram = Seismogram {
+            nt: c.nt,
+            nrec,
+            dt: c.dt,
+            positions: c
+                .receiver_points()
+                .iter()
+                .map(|&[z, _, x]| (z, x))
+                .collect(),
+            data: vec![],
+        };
+        if self.rank() != 0 {
+            if !traces.is_empty() {
+                let root = self.comm.process_at_rank(0);
+                root.send_with_tag(traces, TRACES);
+            }
+            return Ok(seismogram);
+        }
+        let mut data = vec![T::ZERO; c.nt * nrec];
+        for q in 0..d.ranks() {
+            let own = d.owned(q);
+            let ks: Vec<usize> = (0..nrec)
+                .filter(|&k| (0..D).all(|a| own[a].contains(&positions[k][a])))
+                .collect();
+            let theirs = if q == 0 {
+                traces.to_vec()
+            } else {
+                let mut theirs = vec![T::ZERO; c.nt * ks.len()];
+                if !ks.is_empty() {
+                    let from = self.comm.process_at_rank(q as i32);
                     from.receive_into_with_tag(&mut theirs[..], TRACES);
                 }
-                (block, theirs)
+                theirs
             };
-            let w = own[1].len();
-            for (i, z) in own[0].clone().enumerate() {
-                wavefield.as_mut_slice()[z * c.nx + own[1].start..][..w]
-                    .copy_from_slice(&block[i * w..(i + 1) * w]);
-            }
-            let ks: Vec<usize> = (0..nrec)
-                .filter(|&k| inside(&own, c.receivers[k]))
-                .collect();
             for it in 0..c.nt {
                 for (j, &k) in ks.iter().enumerate() {
                     data[it * nrec + k] = theirs[it * ks.len() + j];
                 }
             }
         }
-        Ok(Some(DistResults {
-            wavefield,
-            seismogram: Seismogram {
-                nt: c.nt,
-                nrec,
-                dt: c.dt,
-                positions: c.receivers.clone(),
-                data,
-            },
-        }))
+        seismogram.data = data;
+        Ok(seismogram)
     }
 }

@@ -63,5 +63,5 @@ pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
 #[cfg(feature = "mpi")]
 pub(crate) use {
     physics::{layer_depth, source_sample},
-    simulator::non_finite,
+    simulator::{non_finite, position_words},
 };

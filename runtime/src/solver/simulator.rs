@@ -146,7 +146,7 @@ pub const FINITE_CHECK_EVERY: usize = 64;
 
 /// Where flat index `k` of a grid `[nz, ny, nx]` of `dims` dimensions lies, in words:
 /// `row z, column x` (2D) or `plane z, row y, column x` (3D).
-fn position_words(k: usize, [_, ny, nx]: [usize; 3], dims: usize) -> String {
+pub(crate) fn position_words(k: usize, [_, ny, nx]: [usize; 3], dims: usize) -> String {
     let (zy, x) = (k / nx, k % nx);
     if dims == 3 {
         format!("plane {}, row {}, column {x}", zy / ny, zy % ny)
