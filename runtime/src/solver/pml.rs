@@ -204,6 +204,26 @@ pub(super) struct Pml<M: crate::MemorySpace, T: Real> {
     boxes: Vec<[Range<usize>; 2]>,
 }
 
+/// The rows of its boxes one call of `Pml::step` updates: the memory variables `psi` on rows
+/// `psi`, then `zeta` and the new pressure on rows `update`. The unblocked step updates every
+/// row ([`PmlRows::ALL`]); a blocked run (`simulator/blocked.rs`) goes band by band, `psi`
+/// complete [`PML_RADIUS`] rows beyond a band before the band's update, which reads it there.
+#[derive(Clone, Debug)]
+pub(super) struct PmlRows {
+    /// Rows of `pml_psi`.
+    pub(super) psi: Range<usize>,
+    /// Rows of `pml_update`.
+    pub(super) update: Range<usize>,
+}
+
+impl PmlRows {
+    /// Every row: the whole layer.
+    pub(super) const ALL: PmlRows = PmlRows {
+        psi: 0..usize::MAX,
+        update: 0..usize::MAX,
+    };
+}
+
 /// The error for a PML asked of a run that is not 2D.
 pub(crate) fn pml_is_2d_only(dims: usize) -> Error {
     Error::invalid(
@@ -238,14 +258,15 @@ impl<M: crate::MemorySpace + 'static, T: Real + 'static> Pml<M, T> {
         pnew: &mut ScalarField<M, T, D>,
         p: &ScalarField<M, T, D>,
         kv2: Option<&ScalarField<M, T, D>>,
+        rows: &PmlRows,
     ) -> Result<()> {
         use std::any::Any;
         let pnew = (pnew as &mut dyn Any).downcast_mut::<ScalarField<M, T>>();
         let p = (p as &dyn Any).downcast_ref::<ScalarField<M, T>>();
         let kv2 = kv2.map(|k| (k as &dyn Any).downcast_ref::<ScalarField<M, T>>());
         match (pnew, p, kv2) {
-            (Some(pnew), Some(p), None) => self.step(space, pnew, p, None),
-            (Some(pnew), Some(p), Some(Some(kv2))) => self.step(space, pnew, p, Some(kv2)),
+            (Some(pnew), Some(p), None) => self.step(space, pnew, p, None, rows),
+            (Some(pnew), Some(p), Some(Some(kv2))) => self.step(space, pnew, p, Some(kv2), rows),
             _ => Err(pml_is_2d_only(D)),
         }
     }
@@ -300,14 +321,16 @@ impl<M: crate::MemorySpace, T: Real> Pml<M, T> {
     /// The PML's part of one time step, after the interior step wrote `pnew` from `p`:
     /// updates `psi` on every box, then `zeta` and `pnew` (two passes, because `pml_update`
     /// reads `psi` at neighbours). `kv2`: the fused step's `(dt/dh)² v²` (`None` with the
-    /// split kernels: the PML's own).
+    /// split kernels: the PML's own). Only the boxes' parts in `band`'s rows.
     pub(super) fn step<E: ExecutionSpace<Memory = M>>(
         &mut self,
         space: &E,
         pnew: &mut ScalarField<M, T>,
         p: &ScalarField<M, T>,
         kv2: Option<&ScalarField<M, T>>,
+        band: &PmlRows,
     ) -> Result<()> {
+        let cut = |r: &Range<usize>, to: &Range<usize>| r.start.max(to.start)..r.end.min(to.end);
         let Some(kv2) = kv2.or(self.kv2.as_ref()) else {
             return Err(Error::invalid(
                 Param::Velocity,
@@ -317,9 +340,13 @@ impl<M: crate::MemorySpace, T: Real> Pml<M, T> {
         };
         let profiles = [&self.ax, &self.bx, &self.az, &self.bz];
         for [rows, cols] in &self.boxes {
+            let rows = cut(rows, &band.psi);
+            if rows.is_empty() {
+                continue;
+            }
             launch_in::<PmlPsi, E, T>(
                 space,
-                rows.clone(),
+                rows,
                 cols.clone(),
                 &mut [&mut self.psix, &mut self.psiz],
                 &[p, profiles[0], profiles[1], profiles[2], profiles[3]],
@@ -327,9 +354,13 @@ impl<M: crate::MemorySpace, T: Real> Pml<M, T> {
             )?;
         }
         for [rows, cols] in &self.boxes {
+            let rows = cut(rows, &band.update);
+            if rows.is_empty() {
+                continue;
+            }
             launch_in::<PmlUpdate, E, T>(
                 space,
-                rows.clone(),
+                rows,
                 cols.clone(),
                 &mut [&mut *pnew, &mut self.zetax, &mut self.zetaz],
                 &[

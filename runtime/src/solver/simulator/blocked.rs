@@ -10,7 +10,9 @@
 //!
 //! Per band of step `it` (level `it + 1`), in the unblocked step's order: the fused step on
 //! the band, the additive source if the band holds the source row, the absorbing layer on
-//! the band's part of its boxes, the receivers in the band, the source value for the
+//! the band's part of its boxes (the PML: its `psi` up to [`PML_RADIUS`] rows beyond the band,
+//! where the band's update reads it, then `zeta` and the pressure on the band; the steps then
+//! lag at least `2 PML_RADIUS` rows), the receivers in the band, the source value for the
 //! step-boundary check, then the set source of step `it + 1` (inside the block only: the
 //! block's first set happens before the sweep, as in `step`). Everything a band applies is
 //! pointwise, and the wavefront reads a level only after its band was finished, so the
@@ -28,7 +30,7 @@ use super::{
 use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{trailing, Dims, WaveKernels};
-use crate::solver::pml::layer_boxes;
+use crate::solver::pml::{layer_boxes, PmlRows, PML_RADIUS};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
 
@@ -83,12 +85,6 @@ where
                 "use off or auto, or a host backend (serial, rayon)",
             );
         }
-        if c.layer() == Some(Boundary::Pml) {
-            return refuse(
-                "the PML's layer kernels run once per time step (they are not blocked yet)",
-                "use off or auto, or the sponge layer",
-            );
-        }
         if c.kernels == StepKernels::Split {
             return refuse(
                 "the split kernels run one time step per pass",
@@ -114,10 +110,20 @@ where
 
     /// The fused step of run `c` as the schedule sees it: its radius, a ring of 3 levels,
     /// the rows (planes in 3D) it updates, and the bytes of a row (plane) of its 4 fields.
+    /// With the PML the steps lag at least `2 PML_RADIUS` rows: a band's `pml_update` reads
+    /// `psi` [`PML_RADIUS`] rows beyond it, whose `pml_psi` reads the level before that many
+    /// rows further.
     fn step_shape(c: &WaveConfig) -> Result<StepShape> {
         let info = Dims::<D>::fused_step_info(c.space_order)?;
         let plane = if D == 3 { c.ny * c.nx } else { c.nx };
-        StepShape::for_stencil(info, 3, c.nz, plane * info.bytes_per_point::<T>())
+        let shape = StepShape::for_stencil(info, 3, c.nz, plane * info.bytes_per_point::<T>())?;
+        Ok(match c.layer() {
+            Some(Boundary::Pml) => StepShape {
+                radius: shape.radius.max(2 * PML_RADIUS),
+                ..shape
+            },
+            _ => shape,
+        })
     }
 
     /// Steps the next block of [`run_with`](Self::run_with) holds: the plan's depth, ending
@@ -187,6 +193,7 @@ where
             pnew,
             work,
             eta,
+            pml,
             wavelet,
             receivers,
             traces,
@@ -204,8 +211,10 @@ where
         let shape = Self::step_shape(c)?;
         let plan = BlockPlan::new(&shape, k, band)?;
         // The inner axes of the step's domain: the stencil's radius from each border.
-        let inner: [std::ops::Range<usize>; D] =
-            std::array::from_fn(|a| shape.radius..grid[a] - shape.radius);
+        let r = c.radius();
+        let inner: [std::ops::Range<usize>; D] = std::array::from_fn(|a| r..grid[a] - r);
+        // The PML's psi, per step: rows done so far (it runs PML_RADIUS rows ahead of a band).
+        let mut psi_done = vec![0; k];
         let at = trailing::<D>([c.src_z, c.src_y, c.src_x]);
         let plane: usize = grid[1..].iter().product();
         let src = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
@@ -232,6 +241,21 @@ where
                 let has_source = rows.contains(&c.src_z);
                 if has_source && c.source_mode == SourceMode::Add {
                     Dims::<D>::add_source(space, out, wavelet[it], at)?;
+                }
+                if let Some(pml) = pml {
+                    // psi PML_RADIUS rows beyond the band (all of them with the last band),
+                    // then zeta and the pressure on the band.
+                    let psi_to = if rows.end == shape.domain.end {
+                        grid[0]
+                    } else {
+                        rows.end + PML_RADIUS
+                    };
+                    let band = PmlRows {
+                        psi: psi_done[j]..psi_to,
+                        update: rows.clone(),
+                    };
+                    psi_done[j] = psi_to;
+                    pml.step_in(space, out, level, Some(kv2), &band)?;
                 }
                 if let Some(eta) = eta {
                     // The layer's boxes as the unblocked step launches them, cut to the band.
