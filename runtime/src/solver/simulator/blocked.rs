@@ -392,4 +392,65 @@ mod tests {
             assert!(errors[0].contains(want), "{}", errors[0]);
         }
     }
+
+    /// 3D: a NaN stops a blocked run (bands of z-planes) at the unblocked run's step with
+    /// the same words (plane, row, column): next to the source, at a receiver, and far away
+    /// (29 cells from the source, 2 a step: only the whole-field check after the last step,
+    /// 12, finds it).
+    #[test]
+    fn a_non_finite_value_stops_a_blocked_3d_run_at_the_unblocked_step() {
+        for ((z, y, x), receivers, want) in [
+            (
+                (12, 9, 11),
+                vec![],
+                "at the source, plane 12, row 9, column 10) after time step 4:",
+            ),
+            (
+                (20, 4, 4),
+                vec![(22, 5, 5)],
+                "at receiver plane 22, row 5, column 5) after time step",
+            ),
+            ((27, 15, 18), vec![], "after time step 12:"),
+        ] {
+            let errors: Vec<String> = [
+                TimeBlock::Off,
+                TimeBlock::Fixed(BlockPlan { depth: 7, band: 3 }),
+            ]
+            .into_iter()
+            .map(|time_block| {
+                let config = WaveConfig {
+                    nz: 30,
+                    ny: 18,
+                    nx: 21,
+                    nt: 12,
+                    dt: 0.0005,
+                    dh: 5.0,
+                    src_z: 12,
+                    src_y: 9,
+                    src_x: 10,
+                    fpeak: 25.0,
+                    vmin: 2000.0,
+                    layers: vec![],
+                    receivers_3d: receivers.clone(),
+                    time_block,
+                    ..WaveConfig::paper()
+                };
+                let mut sim = WaveSimulator::<Serial, f32, 3>::with_config(Serial, config);
+                sim.prepare().unwrap();
+                for _ in 0..3 {
+                    sim.step().unwrap();
+                }
+                sim.run.as_mut().unwrap().p[(z, y, x)] = f32::NAN;
+                loop {
+                    if let Err(e) = sim.step_block(sim.block_steps()) {
+                        assert!(matches!(e, Error::NonFinite { .. }), "{e}");
+                        break e.to_string();
+                    }
+                }
+            })
+            .collect();
+            assert_eq!(errors[0], errors[1], "NaN at ({z}, {y}, {x})");
+            assert!(errors[0].contains(want), "{}", errors[0]);
+        }
+    }
 }
