@@ -7,7 +7,7 @@
 //! the source, the receivers and the sponge, set and add sources, f32 and f64, serial and
 //! rayon.
 
-use ppstencil::launch::{launch_in, Stencil};
+use ppstencil::launch::{launch_in, launch_in_region, Stencil};
 use ppstencil::solver::blocking::{ring_split, wavefront, BlockPlan, StepShape};
 use ppstencil::solver::{Blocking, Dims, SourceMode, TimeBlock, WaveKernels};
 use ppstencil::{
@@ -378,6 +378,11 @@ stencil! {
     pub fn heat(unew: out, u: in, alpha: real) {
         unew[0, 0] = u[0, 0] + alpha * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] - 4.0 * u[0, 0]);
     }
+
+    /// The same in 3D, 4th order in space (radius 2).
+    pub fn heat3(unew: out, u: in, alpha: real) {
+        unew[0, 0, 0] = u[0, 0, 0] + alpha * laplacian(u, 4);
+    }
 }
 
 /// The initial heat field: a hot spot and a warm border (the border never changes and both
@@ -454,6 +459,97 @@ fn a_user_two_level_stencil_runs_blocked() {
             assert!(
                 bits(u.as_slice()) == bits(got.as_slice()),
                 "heat blocked {plan:?}"
+            );
+        }
+    }
+}
+
+/// A user's 3D heat step (radius 2 from the IR) blocked in bands of z-planes through the
+/// same schedule (`wavefront`, `ring_split`, `launch_in_region` on `[planes, rows, cols]`),
+/// serial and rayon, equals the plain loop of the generated function bit for bit.
+#[test]
+fn a_user_3d_stencil_runs_blocked_in_bands_of_planes() {
+    let ([nz, ny, nx], steps, alpha) = ([23, 9, 11], 19, 0.05);
+    let init = || {
+        HostField::<f64, 3>::from_vec_shape(
+            [nz, ny, nx],
+            (0..nz * ny * nx)
+                .map(|k| {
+                    if k == (nz / 3 * ny + 4) * nx + 5 {
+                        100.0
+                    } else {
+                        0.25
+                    }
+                })
+                .collect(),
+        )
+        .unwrap()
+    };
+    let mut u = init();
+    let mut unew = init();
+    for _ in 0..steps {
+        heat3(&Serial, &mut unew, &u, alpha).unwrap();
+        u.swap(&mut unew);
+    }
+    let shape = StepShape::for_stencil(&Heat3::INFO, 2, nz, ny * nx * 16).unwrap();
+    assert_eq!((shape.radius, shape.domain.clone()), (2, 2..nz - 2));
+    fn blocked<E: ExecutionSpace<Memory = MemSpaceHost>>(
+        space: &E,
+        shape: &StepShape,
+        plan: BlockPlan,
+        [_, ny, nx]: [usize; 3],
+        init: &dyn Fn() -> HostField<f64, 3>,
+        steps: usize,
+        alpha: f64,
+    ) -> HostField<f64, 3> {
+        let mut ring = [init(), init()];
+        let mut done = 0;
+        while done < steps {
+            let k = plan.depth.min(steps - done);
+            wavefront(shape, &plan, k, |j, planes| {
+                let (out, ins) = ring_split(&mut ring, (done + j + 1) % 2);
+                launch_in_region::<Heat3, E, f64, 3>(
+                    space,
+                    [planes, 2..ny - 2, 2..nx - 2],
+                    &mut [out],
+                    &[ins[0]],
+                    &[alpha],
+                )
+            })
+            .unwrap();
+            done += k;
+        }
+        let [a, b] = ring;
+        if steps % 2 == 0 {
+            a
+        } else {
+            b
+        }
+    }
+    for plan in [
+        BlockPlan::new(&shape, 4, 2).unwrap(),
+        BlockPlan::new(&shape, 7, 5).unwrap(),
+        BlockPlan::new(&shape, 19, 100).unwrap(),
+    ] {
+        for got in [
+            blocked(&Serial, &shape, plan, [nz, ny, nx], &init, steps, alpha),
+            blocked(
+                &Rayon::with_threads(2).unwrap(),
+                &shape,
+                plan,
+                [nz, ny, nx],
+                &init,
+                steps,
+                alpha,
+            ),
+        ] {
+            assert!(
+                u.as_slice()[(nz / 3 * ny + 4) * nx + 8] > 0.25,
+                "heat spread"
+            );
+            assert!(
+                bits(u.as_slice()) == bits(got.as_slice()),
+                "3D heat blocked {plan:?}"
             );
         }
     }
