@@ -1,13 +1,13 @@
 //! Temporal blocking: a blocked run equals the unblocked loop bit for bit (wavefield and
 //! seismogram), for every space order, uneven grids, small forced bands (many bands and
 //! blocks, bands crossing the source, the receivers and the absorbing layer), set and add
-//! sources, f32 and f64, serial and rayon; snapshots and a user's mixed `step` /
+//! sources, the sponge and the PML, f32 and f64, serial and rayon; snapshots and a user's mixed `step` /
 //! `step_block` loop; a user's own two-level stencil (heat) blocked through the same API; and
 //! bad input. In 3D (bands of z-planes) the same: every order, uneven grids, bands crossing
 //! the source, the receivers and the sponge, set and add sources, f32 and f64, serial and
 //! rayon.
 
-use ppstencil::launch::{launch_in, Stencil};
+use ppstencil::launch::{launch_in, launch_in_region, Stencil};
 use ppstencil::solver::blocking::{ring_split, wavefront, BlockPlan, StepShape};
 use ppstencil::solver::{Blocking, Dims, SourceMode, TimeBlock, WaveKernels};
 use ppstencil::{
@@ -344,38 +344,56 @@ fn bad_input_and_auto_in_3d() {
     );
 }
 
+/// The PML inside a blocked run: its `psi` runs ahead of each band by the 2 rows its update
+/// reads, and the steps lag at least 4 rows; every order, set and add source, bands crossing
+/// the layer's strips and corners, serial and rayon, f32 and f64. A band shorter than the lag
+/// is refused naming the fix.
 #[test]
-fn a_pml_run_is_not_blocked_and_says_so() {
-    // The PML's kernels run once per step: an explicit depth is refused naming the fix, and
-    // auto falls back to the unblocked loop (the same run as `off`), saying why.
-    let mut pml = config(4, SourceMode::Add, 12, TimeBlock::Depth(4));
-    pml.boundary = ppstencil::solver::Boundary::Pml;
-    let e = WaveSimulator::<Serial>::with_config(Serial, pml.clone())
+fn a_pml_run_is_blocked_bit_identically() {
+    let pml = |order: usize, mode: SourceMode, tb: TimeBlock| WaveConfig {
+        boundary: ppstencil::solver::Boundary::Pml,
+        ..config(order, mode, 12, tb)
+    };
+    for order in (2..=16).step_by(2) {
+        let lag = (order / 2).max(4);
+        for mode in [SourceMode::Set, SourceMode::Add] {
+            same_bits::<_, f32>(&Serial, &pml(order, mode, fixed(5, lag)));
+        }
+    }
+    let rayon = Rayon::with_threads(2).unwrap();
+    let small_tasks = Rayon::with_threads(2).unwrap().chunk_rows(1);
+    same_bits::<_, f32>(&rayon, &pml(4, SourceMode::Add, fixed(7, 9)));
+    same_bits::<_, f32>(&small_tasks, &pml(2, SourceMode::Set, fixed(16, 4)));
+    same_bits::<_, f64>(&rayon, &pml(8, SourceMode::Add, fixed(3, 4)));
+    same_bits::<_, f64>(&Serial, &pml(6, SourceMode::Set, TimeBlock::Depth(16)));
+    // 3D: the PML's boxes cut into bands of z-planes, psi PML_RADIUS planes ahead.
+    let pml3 = |order: usize, mode: SourceMode, tb: TimeBlock| WaveConfig {
+        boundary: ppstencil::solver::Boundary::Pml,
+        ..config3(order, mode, 6, tb)
+    };
+    for order in [2, 4, 8] {
+        let lag = (order / 2).max(4);
+        for mode in [SourceMode::Set, SourceMode::Add] {
+            same_bits_in::<_, f32, 3>(&Serial, &pml3(order, mode, fixed(5, lag)));
+        }
+    }
+    same_bits_in::<_, f64, 3>(&small_tasks, &pml3(6, SourceMode::Add, fixed(7, 5)));
+    let e = WaveSimulator::<Serial>::with_config(Serial, pml(4, SourceMode::Add, fixed(4, 3)))
         .run()
         .unwrap_err()
         .to_string();
-    assert!(e.contains("PML") && e.contains("off"), "{e}");
-    pml.time_block = TimeBlock::Auto;
-    let mut auto = WaveSimulator::<Serial>::with_config(Serial, pml.clone());
-    auto.run().unwrap();
-    assert!(
-        matches!(auto.blocking(), Some(Blocking::Off(why)) if why.contains("PML")),
-        "{:?}",
-        auto.blocking()
-    );
-    pml.time_block = TimeBlock::Off;
-    let mut off = WaveSimulator::<Serial>::with_config(Serial, pml);
-    off.run().unwrap();
-    assert_eq!(
-        auto.wavefield_host().unwrap().as_slice(),
-        off.wavefield_host().unwrap().as_slice()
-    );
+    assert!(e.contains("at least 4 rows"), "{e}");
 }
 
 stencil! {
     /// A user's explicit heat step: two time levels, radius 1.
     pub fn heat(unew: out, u: in, alpha: real) {
         unew[0, 0] = u[0, 0] + alpha * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] - 4.0 * u[0, 0]);
+    }
+
+    /// The same in 3D, 4th order in space (radius 2).
+    pub fn heat3(unew: out, u: in, alpha: real) {
+        unew[0, 0, 0] = u[0, 0, 0] + alpha * laplacian(u, 4);
     }
 }
 
@@ -453,6 +471,97 @@ fn a_user_two_level_stencil_runs_blocked() {
             assert!(
                 bits(u.as_slice()) == bits(got.as_slice()),
                 "heat blocked {plan:?}"
+            );
+        }
+    }
+}
+
+/// A user's 3D heat step (radius 2 from the IR) blocked in bands of z-planes through the
+/// same schedule (`wavefront`, `ring_split`, `launch_in_region` on `[planes, rows, cols]`),
+/// serial and rayon, equals the plain loop of the generated function bit for bit.
+#[test]
+fn a_user_3d_stencil_runs_blocked_in_bands_of_planes() {
+    let ([nz, ny, nx], steps, alpha) = ([23, 9, 11], 19, 0.05);
+    let init = || {
+        HostField::<f64, 3>::from_vec_shape(
+            [nz, ny, nx],
+            (0..nz * ny * nx)
+                .map(|k| {
+                    if k == (nz / 3 * ny + 4) * nx + 5 {
+                        100.0
+                    } else {
+                        0.25
+                    }
+                })
+                .collect(),
+        )
+        .unwrap()
+    };
+    let mut u = init();
+    let mut unew = init();
+    for _ in 0..steps {
+        heat3(&Serial, &mut unew, &u, alpha).unwrap();
+        u.swap(&mut unew);
+    }
+    let shape = StepShape::for_stencil(&Heat3::INFO, 2, nz, ny * nx * 16).unwrap();
+    assert_eq!((shape.radius, shape.domain.clone()), (2, 2..nz - 2));
+    fn blocked<E: ExecutionSpace<Memory = MemSpaceHost>>(
+        space: &E,
+        shape: &StepShape,
+        plan: BlockPlan,
+        [_, ny, nx]: [usize; 3],
+        init: &dyn Fn() -> HostField<f64, 3>,
+        steps: usize,
+        alpha: f64,
+    ) -> HostField<f64, 3> {
+        let mut ring = [init(), init()];
+        let mut done = 0;
+        while done < steps {
+            let k = plan.depth.min(steps - done);
+            wavefront(shape, &plan, k, |j, planes| {
+                let (out, ins) = ring_split(&mut ring, (done + j + 1) % 2);
+                launch_in_region::<Heat3, E, f64, 3>(
+                    space,
+                    [planes, 2..ny - 2, 2..nx - 2],
+                    &mut [out],
+                    &[ins[0]],
+                    &[alpha],
+                )
+            })
+            .unwrap();
+            done += k;
+        }
+        let [a, b] = ring;
+        if steps % 2 == 0 {
+            a
+        } else {
+            b
+        }
+    }
+    for plan in [
+        BlockPlan::new(&shape, 4, 2).unwrap(),
+        BlockPlan::new(&shape, 7, 5).unwrap(),
+        BlockPlan::new(&shape, 19, 100).unwrap(),
+    ] {
+        for got in [
+            blocked(&Serial, &shape, plan, [nz, ny, nx], &init, steps, alpha),
+            blocked(
+                &Rayon::with_threads(2).unwrap(),
+                &shape,
+                plan,
+                [nz, ny, nx],
+                &init,
+                steps,
+                alpha,
+            ),
+        ] {
+            assert!(
+                u.as_slice()[(nz / 3 * ny + 4) * nx + 8] > 0.25,
+                "heat spread"
+            );
+            assert!(
+                bits(u.as_slice()) == bits(got.as_slice()),
+                "3D heat blocked {plan:?}"
             );
         }
     }

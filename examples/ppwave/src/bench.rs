@@ -66,8 +66,10 @@ pub struct BenchArgs {
     #[arg(long)]
     pub chunk_rows: Option<usize>,
     /// Temporal blocking of the blocked step measured beside the single fused step on the
-    /// host backends: auto (the plan `ppwave run` would use; on a grid that fits in the
-    /// cache, blocks of AUTO_DEPTH = 16 steps), K (steps per block), K:B (and rows per band), or off.
+    /// host backends: auto (the plan `ppwave run` would use; on a 2D grid that fits in the
+    /// cache, blocks of AUTO_DEPTH = 16 steps; in 3D (--ny), none where a run would not block,
+    /// saying why), K (steps per block), K:B (and rows per band, z-planes in 3D), or off.
+    /// In 3D the blocked and single steps are timed interleaved, round by round.
     #[arg(long, default_value = "auto", value_parser = crate::cli::parse_time_block)]
     pub time_block: TimeBlock,
     /// Write the results as JSON to this file.
@@ -268,13 +270,18 @@ fn time(repeat: usize, mut f: impl FnMut() -> Result<()>) -> Result<(f64, f64)> 
         f()?;
         t.push(start.elapsed().as_secs_f64());
     }
+    Ok(median_min(t))
+}
+
+/// Median and minimum of the times `t` (at least one).
+fn median_min(mut t: Vec<f64>) -> (f64, f64) {
     t.sort_by(f64::total_cmp);
     let median = if t.len() % 2 == 1 {
         t[t.len() / 2]
     } else {
         0.5 * (t[t.len() / 2 - 1] + t[t.len() / 2])
     };
-    Ok((median.max(1e-12), t[0]))
+    (median.max(1e-12), t[0])
 }
 
 /// STREAM copy and triad on `threads` threads (one contiguous block per thread, as OpenMP's
@@ -928,23 +935,76 @@ fn roofline_figure(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> roofline::Roo
     }
 }
 
-/// The 3D fused step `fd_step_3d_<order>` of `info` on `space`: the median and minimum time
-/// of one step over the host fields `p`, `pold`, `kv2` moved to the space.
+/// The 3D fused step `fd_step_3d_<order>` on `space`, on a ring of three levels made from
+/// the host fields `p`, `pold` (and `kv2`) moved to the space: each of `repeat` rounds (after
+/// one warm-up round) times `k` single steps and then, with a `plan` (host backends), one
+/// blocked sweep of the same `k = plan.depth` steps in bands of the plan's z-planes,
+/// interleaved so that both see the same machine (`k = 1` without a plan). Returns the
+/// median time per step of each (the blocked one `None` without a plan).
 fn time_3d<E: ExecutionSpace>(
     space: &E,
     order: usize,
     host: &[ScalarField<ppstencil::MemSpaceHost, f32, 3>; 3],
     repeat: usize,
-) -> Result<(f64, f64)> {
+    plan: Option<BlockPlan>,
+) -> Result<(f64, Option<f64>)> {
     let dev = |f: &ScalarField<ppstencil::MemSpaceHost, f32, 3>| {
         ScalarField::<E::Memory, f32, 3>::from_host(f)
     };
-    let (p, pold, kv2) = (dev(&host[0])?, dev(&host[1])?, dev(&host[2])?);
-    let mut pnew = ScalarField::<E::Memory, f32, 3>::zeros(host[0].shape())?;
-    time(repeat, || {
-        kernels::fd_step_3d_of_order(space, order, &mut pnew, &p, &pold, &kv2)?;
-        Ok(space.synchronize()?)
-    })
+    let [nz, ny, nx] = host[0].shape();
+    let kv2 = dev(&host[2])?;
+    let mut ring = [
+        dev(&host[1])?,
+        dev(&host[0])?,
+        ScalarField::<E::Memory, f32, 3>::zeros([nz, ny, nx])?,
+    ];
+    let shape = step_shape_3d(order, [nz, ny, nx])?;
+    let r = shape.radius;
+    let k = plan.map_or(1, |p| p.depth);
+    let (mut level, mut single, mut blocked) = (0, Vec::new(), Vec::new());
+    for round in 0..=repeat {
+        let start = Instant::now();
+        for j in 0..k {
+            let (out, ins) = ring_split(&mut ring, (level + j + 2) % 3);
+            kernels::fd_step_3d_of_order(space, order, out, ins[0], ins[1], &kv2)?;
+        }
+        space.synchronize()?;
+        level += k;
+        let t = start.elapsed().as_secs_f64() / k as f64;
+        if round > 0 {
+            single.push(t);
+        }
+        if let Some(plan) = plan {
+            let start = Instant::now();
+            space.install(|| {
+                wavefront(&shape, &plan, k, |j, band| {
+                    let (out, ins) = ring_split(&mut ring, (level + j + 2) % 3);
+                    let region = [band, r..ny - r, r..nx - r];
+                    kernels::fd_step_3d_in(space, order, region, out, ins[0], ins[1], &kv2)
+                })
+            })?;
+            space.synchronize()?;
+            level += k;
+            let t = start.elapsed().as_secs_f64() / k as f64;
+            if round > 0 {
+                blocked.push(t);
+            }
+        }
+    }
+    let blocked = (!blocked.is_empty()).then(|| median_min(blocked).0);
+    Ok((median_min(single).0, blocked))
+}
+
+/// The shape of the 3D fused step of `order` for the schedule: radius from the IR, three
+/// levels, a z-plane of the IR's compulsory bytes per point.
+fn step_shape_3d(order: usize, [nz, ny, nx]: [usize; 3]) -> Result<StepShape> {
+    let info = kernels::fd_step_3d_info(order)?;
+    Ok(StepShape::for_stencil(
+        info,
+        3,
+        nz,
+        ny * nx * info.bytes_per_point::<f32>(),
+    )?)
 }
 
 /// `ppwave bench --ny N`: the triad bandwidth on 1 and `threads` threads, then the 3D fused
@@ -1016,27 +1076,60 @@ fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize
         })?,
     ];
     let points = Region::for_stencil(&info, [nz, ny, nx], &[])?.points() as f64;
+    // The blocked step (host backends): the plan a run would use, or the one asked for.
+    let shape = step_shape_3d(order, [nz, ny, nx])?;
+    let plan = match args.time_block {
+        TimeBlock::Off => None,
+        TimeBlock::Auto => match BlockPlan::auto_or_why(&shape, nz, cache.llc) {
+            Ok(plan) => Some(plan),
+            Err(why) => {
+                println!("  blocked step not measured: a run would not block ({why}); force one with --time-block K or K:B");
+                None
+            }
+        },
+        TimeBlock::Depth(k) => Some(BlockPlan::new(
+            &shape,
+            k,
+            BlockPlan::band_for(&shape, k, cache.llc),
+        )?),
+        TimeBlock::Fixed(p) => Some(BlockPlan::new(&shape, p.depth, p.band)?),
+    };
+    if let Some(p) = plan {
+        println!(
+            "  blocked = {name} with temporal blocking: {} steps per block, bands of {} z-planes ({} in flight of {} per plane), timed interleaved with {} single steps; time per step = block time / {}",
+            p.depth,
+            p.band,
+            p.rows_in_flight(&shape),
+            mib(shape.row_bytes),
+            p.depth,
+            p.depth
+        );
+    }
     println!(
-        "  {:<13} {:>10} {:>8} {:>8} {:>10} {:>8}",
-        "backend", "median ms", "GB/s", "GFlop/s", "Gpoints/s", "% triad"
+        "  {:<13} {:>8} {:>10} {:>8} {:>8} {:>10} {:>8}",
+        "backend", "step", "median ms", "GB/s", "GFlop/s", "Gpoints/s", "% triad"
     );
     let mut rows = Vec::new();
+    let mut speedups = Vec::new();
     for b in backends {
-        let (median, t) = match *b {
-            "serial" => (time_3d(&Serial, order, &host, args.repeat)?.0, Some(1)),
+        let ((median, blocked), t) = match *b {
+            "serial" => (time_3d(&Serial, order, &host, args.repeat, plan)?, Some(1)),
             "rayon" => {
                 let pool = Rayon::with_threads(threads)?;
-                (time_3d(&pool, order, &host, args.repeat)?.0, Some(threads))
+                (
+                    time_3d(&pool, order, &host, args.repeat, plan)?,
+                    Some(threads),
+                )
             }
             "cuda" => match ppstencil::Cuda::new() {
-                Ok(space) => (time_3d(&space, order, &host, args.repeat)?.0, None),
+                Ok(space) => (time_3d(&space, order, &host, args.repeat, None)?, None),
                 Err(e) => {
                     println!("  {b}: skipped ({e})");
                     continue;
                 }
             },
             "hip" => match ppstencil::Hip::new() {
-                Ok(space) => (time_3d(&space, order, &host, args.repeat)?.0, None),
+                Ok(space) => (time_3d(&space, order, &host, args.repeat, None)?, None),
                 Err(e) => {
                     println!("  {b}: skipped ({e})");
                     continue;
@@ -1044,25 +1137,39 @@ fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize
             },
             _ => continue,
         };
-        let gbs = points * info.bytes_per_point::<f32>() as f64 / median / 1e9;
-        let gflops = points * info.flops_per_point as f64 / median / 1e9;
-        let pct = t
-            .and_then(|t| bandwidth.iter().find(|x| x.threads == t))
-            .map(|x| 100.0 * gbs / x.triad_gbs);
         let label = t.map_or(b.to_string(), |t| format!("{b}/{t}"));
-        println!(
-            "  {:<13} {:>10.3} {:>8.1} {:>8.1} {:>10.3} {:>8}",
-            label,
-            median * 1e3,
-            gbs,
-            gflops,
-            points / median / 1e9,
-            pct.map_or("n/a".to_string(), |p| format!("{p:.0} %"))
-        );
-        rows.push(json!({
-            "backend": b, "threads": t, "kernel": name, "median_s": median, "gbs": gbs,
-            "gflops": gflops, "gpoints_per_s": points / median / 1e9, "pct_of_triad": pct,
-        }));
+        let variants = [("fused", Some(median)), ("blocked", blocked)];
+        for (variant, median) in variants.into_iter().filter_map(|(v, m)| Some((v, m?))) {
+            // Effective GB/s: the compulsory bytes of every step over the time per step (a
+            // blocked step may exceed the triad).
+            let gbs = points * info.bytes_per_point::<f32>() as f64 / median / 1e9;
+            let gflops = points * info.flops_per_point as f64 / median / 1e9;
+            let pct = t
+                .and_then(|t| bandwidth.iter().find(|x| x.threads == t))
+                .map(|x| 100.0 * gbs / x.triad_gbs);
+            println!(
+                "  {:<13} {:>8} {:>10.3} {:>8.1} {:>8.1} {:>10.3} {:>8}",
+                label,
+                variant,
+                median * 1e3,
+                gbs,
+                gflops,
+                points / median / 1e9,
+                pct.map_or("n/a".to_string(), |p| format!("{p:.0} %"))
+            );
+            rows.push(json!({
+                "backend": b, "threads": t, "kernel": name, "variant": variant,
+                "time_block": (variant == "blocked").then(|| plan.map(|p| json!({"depth": p.depth, "band_planes": p.band}))).flatten(),
+                "median_s": median, "gbs": gbs,
+                "gflops": gflops, "gpoints_per_s": points / median / 1e9, "pct_of_triad": pct,
+            }));
+        }
+        if let Some(blocked) = blocked {
+            speedups.push((label, median / blocked));
+        }
+    }
+    for (label, x) in &speedups {
+        println!("  {label}: blocked / fused = {x:.2} x (interleaved)");
     }
     if let Some(path) = &args.json {
         let v = json!({
@@ -1070,6 +1177,7 @@ fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize
             "bytes_per_point": info.bytes_per_point::<f32>(), "flops_per_point": info.flops_per_point,
             "bandwidth": bandwidth.iter().map(|b| json!({"threads": b.threads, "triad_gbs": b.triad_gbs})).collect::<Vec<_>>(),
             "steps": rows,
+            "blocked_over_fused": speedups.iter().map(|(b, x)| (b.clone(), json!(x))).collect::<serde_json::Map<_, _>>(),
         });
         std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
             .with_context(|| format!("{}: cannot write", path.display()))?;

@@ -278,8 +278,8 @@ pub struct RunArgs {
     pub snapshot_every: Option<usize>,
     /// Temporal blocking: several time steps per pass over the grid, bit-identical results.
     /// `auto` blocks where the fields exceed the last-level cache (host backends), `off`
-    /// never, `K` blocks of K steps, `K:B` also bands of B rows [default: auto]. run.json
-    /// records what ran.
+    /// never, `K` blocks of K steps, `K:B` also bands of B rows (z-planes in 3D) [default:
+    /// auto]. run.json records what ran.
     #[arg(long, value_name = "off|auto|K|K:B", value_parser = parse_time_block)]
     #[serde(skip_serializing_if = "Option::is_none", with = "text_one")]
     pub time_block: Option<TimeBlock>,

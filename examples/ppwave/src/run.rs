@@ -653,6 +653,27 @@ pub(crate) fn write_seismogram<T: Real>(
     Ok(clip)
 }
 
+/// run.json's `time_blocking`: whether the time loop was blocked, its depth and band (rows
+/// in 2D, z-planes in 3D: `band_rows` / `band_planes`), and the solver's words (why not,
+/// when it was not).
+pub(crate) fn time_blocking_json(
+    blocking: Option<&ppstencil::wave::Blocking>,
+    dims: usize,
+) -> serde_json::Value {
+    let what = blocking.map(|b| b.to_string());
+    match blocking {
+        Some(ppstencil::wave::Blocking::On(p)) => {
+            let band = if dims == 3 {
+                "band_planes"
+            } else {
+                "band_rows"
+            };
+            serde_json::json!({"blocked": true, "depth": p.depth, band: p.band, "what": what})
+        }
+        _ => serde_json::json!({"blocked": false, "what": what}),
+    }
+}
+
 /// Runs the simulation of `plan` on `space` in element type `T` and writes the outputs: the
 /// one generic function behind every `--backend` and `--precision`. The .npy files hold `T`
 /// (float32 for f32, float64 for f64).
@@ -787,10 +808,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "receivers": config.receivers.len(),
         "snapshot_every": config.snapshot_every,
         "time_block": config.time_block.name(),
-        "time_blocking": match sim.blocking() {
-            Some(ppstencil::wave::Blocking::On(p)) => serde_json::json!({"blocked": true, "depth": p.depth, "band_rows": p.band, "what": sim.blocking().map(|b| b.to_string())}),
-            other => serde_json::json!({"blocked": false, "what": other.map(|b| b.to_string())}),
-        },
+        "time_blocking": time_blocking_json(sim.blocking(), 2),
         "snapshots": frames,
         "cfl": config.cfl(),
         "cfl_limit": limit,

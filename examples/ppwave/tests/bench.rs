@@ -269,3 +269,54 @@ fn the_c_reference_is_measured_or_the_report_says_how_to_build_it() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `ppwave bench --ny`: the 3D step blocked in bands of z-planes beside the single step
+/// (both host backends, the plan in the JSON); `auto` on a grid that fits in the cache
+/// measures no blocked step and says why.
+#[test]
+fn the_3d_bench_reports_the_blocked_step_beside_the_single_one() {
+    let dir = std::env::temp_dir().join(format!("ppwave-bench3d-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("b.json");
+    let grid = ["--ny", "20", "--space-order", "4"];
+    let run = |tb: &str| {
+        let mut args = grid.to_vec();
+        args.extend_from_slice(&["--backend", "serial,rayon", "--time-block", tb]);
+        args.extend_from_slice(&["--json", json.to_str().unwrap()]);
+        let out = tiny_bench(&args);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (text, v)
+    };
+    let (text, v) = run("3:5");
+    assert!(text.contains("bands of 5 z-planes"), "{text}");
+    let steps = v["steps"].as_array().unwrap();
+    for backend in ["serial", "rayon"] {
+        let blocked = steps
+            .iter()
+            .find(|s| s["backend"] == backend && s["variant"] == "blocked")
+            .unwrap_or_else(|| panic!("{backend} blocked: {v}"));
+        assert_eq!(blocked["time_block"]["depth"], 3);
+        assert_eq!(blocked["time_block"]["band_planes"], 5);
+        assert!(blocked["median_s"].as_f64().unwrap() > 0.0);
+        assert!(steps
+            .iter()
+            .any(|s| s["backend"] == backend && s["variant"] == "fused"));
+    }
+    assert!(v["blocked_over_fused"]["serial/1"].as_f64().unwrap() > 0.0);
+    let (text, v) = run("auto");
+    assert!(text.contains("blocked step not measured"), "{text}");
+    assert!(text.contains("fit in half the last-level cache"), "{text}");
+    assert!(v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["variant"] == "fused"));
+    std::fs::remove_dir_all(&dir).ok();
+}

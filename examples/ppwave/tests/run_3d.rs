@@ -63,6 +63,52 @@ fn a_3d_run_writes_3d_fields_equal_to_the_library() {
     assert_eq!(sim.seismogram().expect("traces").data, s);
 }
 
+/// `--time-block K:B` in 3D: the run is blocked in bands of z-planes, run.json records it,
+/// and its wavefield and seismogram are `--time-block off`'s bit for bit (rayon, the sponge
+/// and receivers in the bands); `auto` on this small grid stays unblocked and says why.
+#[test]
+fn a_blocked_3d_run_equals_the_unblocked_one_and_records_it() {
+    let run = |name: &str, tb: &'static str| {
+        let out = scratch(name);
+        let mut extra = NY.to_vec();
+        extra.extend_from_slice(&[
+            "--backend",
+            "rayon",
+            "--threads",
+            "2",
+            "--absorb",
+            "5",
+            "--receivers",
+            "10:10:0:49:7",
+            "--time-block",
+            tb,
+        ]);
+        let o = run_small(&out, &extra);
+        assert_ok(&o);
+        let (_, p) = parse_npy_f32(&out.join("wavefield.npy"));
+        let (_, s) = parse_npy_f32(&out.join("seismogram.npy"));
+        (p, s, read_json(&out.join("run.json")))
+    };
+    let (p0, s0, off) = run("run-3d-tb-off", "off");
+    let (p1, s1, on) = run("run-3d-tb-on", "4:3");
+    let (p2, _, auto) = run("run-3d-tb-auto", "auto");
+    assert_eq!(off["time_blocking"]["blocked"], false);
+    assert_eq!(on["time_block"], "4:3");
+    assert_eq!(on["time_blocking"]["blocked"], true);
+    assert_eq!(on["time_blocking"]["depth"], 4);
+    assert_eq!(on["time_blocking"]["band_planes"], 3);
+    assert_eq!(auto["time_blocking"]["blocked"], false);
+    let why = auto["time_blocking"]["what"].as_str().unwrap();
+    assert!(why.contains("last-level cache"), "{why}");
+    assert!(p0.iter().any(|&v| v != 0.0) && s0.iter().any(|&v| v != 0.0));
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert!(
+        bits(&p0) == bits(&p1) && bits(&p0) == bits(&p2),
+        "wavefield"
+    );
+    assert!(bits(&s0) == bits(&s1), "seismogram");
+}
+
 #[test]
 fn bad_3d_input_is_rejected_naming_the_flag_and_writes_nothing() {
     let with_ny = |extra: &[&'static str]| {

@@ -282,7 +282,7 @@ impl BlockPlan {
 /// `ppwave`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Blocking {
-    /// Blocks of `depth` steps, bands of `band` rows.
+    /// Blocks of `depth` steps, bands of `band` rows (z-planes in 3D).
     On(BlockPlan),
     /// One step per pass over the grid, and why.
     Off(String),
@@ -293,7 +293,7 @@ impl std::fmt::Display for Blocking {
         match self {
             Blocking::On(p) => write!(
                 f,
-                "blocked: {} steps per block, bands of {} rows",
+                "blocked: {} steps per block, bands of {} rows (z-planes in 3D)",
                 p.depth, p.band
             ),
             Blocking::Off(why) => write!(f, "unblocked: {why}"),

@@ -203,6 +203,27 @@ pub(super) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     boxes: Vec<[Range<usize>; D]>,
 }
 
+/// The rows (along the outermost axis: rows in 2D, planes in 3D) of its boxes one call of
+/// `Pml::step` updates: the memory variables `psi` on `psi`, then `zeta` and the new pressure
+/// on `update`. The unblocked step updates all ([`PmlRows::ALL`]); a blocked run
+/// (`simulator/blocked.rs`) goes band by band, `psi` complete [`PML_RADIUS`] rows beyond a
+/// band before the band's update, which reads it there.
+#[derive(Clone, Debug)]
+pub(super) struct PmlRows {
+    /// Rows of `pml_psi`.
+    pub(super) psi: Range<usize>,
+    /// Rows of `pml_update`.
+    pub(super) update: Range<usize>,
+}
+
+impl PmlRows {
+    /// Every row: the whole layer.
+    pub(super) const ALL: PmlRows = PmlRows {
+        psi: 0..usize::MAX,
+        update: 0..usize::MAX,
+    };
+}
+
 impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
     /// with the interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
@@ -258,17 +279,24 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// updates `psi` on every box, then `zeta` and `pnew` (two passes, because the update
     /// reads `psi` at neighbours), with the kernels of [`WaveKernels`](super::WaveKernels)
     /// (`pml_psi`, `pml_update`; `_3d` in 3D). `kv2`: the fused step's `(dt/dh)² v²` (`None`
-    /// with the split kernels: the PML's own).
+    /// with the split kernels: the PML's own). Only the boxes' parts in `rows`.
     pub(super) fn step<E: ExecutionSpace<Memory = M>>(
         &mut self,
         space: &E,
         pnew: &mut ScalarField<M, T, D>,
         p: &ScalarField<M, T, D>,
         kv2: Option<&ScalarField<M, T, D>>,
+        rows: &PmlRows,
     ) -> Result<()>
     where
         Dims<D>: WaveKernels<D>,
     {
+        // A box cut to the rows `to` along the outermost axis (`None`: nothing left).
+        let cut = |b: &[Range<usize>; D], to: &Range<usize>| {
+            let mut b = b.clone();
+            b[0] = b[0].start.max(to.start)..b[0].end.min(to.end);
+            (!b[0].is_empty()).then_some(b)
+        };
         let Some(kv2) = kv2.or(self.kv2.as_ref()) else {
             return Err(Error::invalid(
                 Param::Velocity,
@@ -284,11 +312,11 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             .collect();
         let mut ins = vec![p];
         ins.extend(&profiles);
-        for region in &self.boxes {
+        for region in self.boxes.iter().filter_map(|b| cut(b, &rows.psi)) {
             let mut outs: Vec<_> = self.psi.iter_mut().rev().collect();
             launch_in_region::<<Dims<D> as WaveKernels<D>>::PmlPsi, E, T, D>(
                 space,
-                region.clone(),
+                region,
                 &mut outs,
                 &ins,
                 &[],
@@ -298,12 +326,12 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         ins.extend(self.psi.iter().rev());
         ins.push(kv2);
         ins.extend(&profiles);
-        for region in &self.boxes {
+        for region in self.boxes.iter().filter_map(|b| cut(b, &rows.update)) {
             let mut outs = vec![&mut *pnew];
             outs.extend(self.zeta.iter_mut().rev());
             launch_in_region::<<Dims<D> as WaveKernels<D>>::PmlUpdate, E, T, D>(
                 space,
-                region.clone(),
+                region,
                 &mut outs,
                 &ins,
                 &[],

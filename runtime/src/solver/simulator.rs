@@ -8,7 +8,7 @@ use super::blocking::Blocking;
 use super::config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
 use super::physics::{absorbing_eta, layer_depth, source_sample};
-use super::pml::{layer_boxes, Pml};
+use super::pml::{layer_boxes, Pml, PmlRows};
 use crate::launch::launch_in_region;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
@@ -732,7 +732,7 @@ where
                 StepFields::Fused { kv2 } => Some(kv2),
                 StepFields::Split { .. } => None,
             };
-            pml.step(space, pnew, p, kv2)?;
+            pml.step(space, pnew, p, kv2, &PmlRows::ALL)?;
         }
         if let Some(eta) = &run.eta {
             // Only the layer: the top and bottom strips, then the sides between them (and

@@ -10,7 +10,9 @@
 //!
 //! Per band of step `it` (level `it + 1`), in the unblocked step's order: the fused step on
 //! the band, the additive source if the band holds the source row, the absorbing layer on
-//! the band's part of its boxes, the receivers in the band, the source value for the
+//! the band's part of its boxes (the PML: its `psi` up to [`PML_RADIUS`] rows beyond the band,
+//! where the band's update reads it, then `zeta` and the pressure on the band; the steps then
+//! lag at least `2 PML_RADIUS` rows), the receivers in the band, the source value for the
 //! step-boundary check, then the set source of step `it + 1` (inside the block only: the
 //! block's first set happens before the sweep, as in `step`). Everything a band applies is
 //! pointwise, and the wavefront reads a level only after its band was finished, so the
@@ -28,7 +30,7 @@ use super::{
 use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{trailing, Dims, WaveKernels};
-use crate::solver::pml::layer_boxes;
+use crate::solver::pml::{layer_boxes, PmlRows, PML_RADIUS};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
 
@@ -83,12 +85,6 @@ where
                 "use off or auto, or a host backend (serial, rayon)",
             );
         }
-        if c.layer() == Some(Boundary::Pml) {
-            return refuse(
-                "the PML's layer kernels run once per time step (they are not blocked yet)",
-                "use off or auto, or the sponge layer",
-            );
-        }
         if c.kernels == StepKernels::Split {
             return refuse(
                 "the split kernels run one time step per pass",
@@ -114,10 +110,20 @@ where
 
     /// The fused step of run `c` as the schedule sees it: its radius, a ring of 3 levels,
     /// the rows (planes in 3D) it updates, and the bytes of a row (plane) of its 4 fields.
+    /// With the PML the steps lag at least `2 PML_RADIUS` rows: a band's `pml_update` reads
+    /// `psi` [`PML_RADIUS`] rows beyond it, whose `pml_psi` reads the level before that many
+    /// rows further.
     fn step_shape(c: &WaveConfig) -> Result<StepShape> {
         let info = Dims::<D>::fused_step_info(c.space_order)?;
         let plane = if D == 3 { c.ny * c.nx } else { c.nx };
-        StepShape::for_stencil(info, 3, c.nz, plane * info.bytes_per_point::<T>())
+        let shape = StepShape::for_stencil(info, 3, c.nz, plane * info.bytes_per_point::<T>())?;
+        Ok(match c.layer() {
+            Some(Boundary::Pml) => StepShape {
+                radius: shape.radius.max(2 * PML_RADIUS),
+                ..shape
+            },
+            _ => shape,
+        })
     }
 
     /// Steps the next block of [`run_with`](Self::run_with) holds: the plan's depth, ending
@@ -187,6 +193,7 @@ where
             pnew,
             work,
             eta,
+            pml,
             wavelet,
             receivers,
             traces,
@@ -204,8 +211,10 @@ where
         let shape = Self::step_shape(c)?;
         let plan = BlockPlan::new(&shape, k, band)?;
         // The inner axes of the step's domain: the stencil's radius from each border.
-        let inner: [std::ops::Range<usize>; D] =
-            std::array::from_fn(|a| shape.radius..grid[a] - shape.radius);
+        let r = c.radius();
+        let inner: [std::ops::Range<usize>; D] = std::array::from_fn(|a| r..grid[a] - r);
+        // The PML's psi, per step: rows done so far (it runs PML_RADIUS rows ahead of a band).
+        let mut psi_done = vec![0; k];
         let at = trailing::<D>([c.src_z, c.src_y, c.src_x]);
         let plane: usize = grid[1..].iter().product();
         let src = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
@@ -232,6 +241,21 @@ where
                 let has_source = rows.contains(&c.src_z);
                 if has_source && c.source_mode == SourceMode::Add {
                     Dims::<D>::add_source(space, out, wavelet[it], at)?;
+                }
+                if let Some(pml) = pml {
+                    // psi PML_RADIUS rows beyond the band (all of them with the last band),
+                    // then zeta and the pressure on the band.
+                    let psi_to = if rows.end == shape.domain.end {
+                        grid[0]
+                    } else {
+                        rows.end + PML_RADIUS
+                    };
+                    let band = PmlRows {
+                        psi: psi_done[j]..psi_to,
+                        update: rows.clone(),
+                    };
+                    psi_done[j] = psi_to;
+                    pml.step(space, out, level, Some(kv2), &band)?;
                 }
                 if let Some(eta) = eta {
                     // The layer's boxes as the unblocked step launches them, cut to the band.
@@ -365,6 +389,67 @@ mod tests {
             })
             .collect();
             assert_eq!(errors[0], errors[1], "NaN at ({z}, {x})");
+            assert!(errors[0].contains(want), "{}", errors[0]);
+        }
+    }
+
+    /// 3D: a NaN stops a blocked run (bands of z-planes) at the unblocked run's step with
+    /// the same words (plane, row, column): next to the source, at a receiver, and far away
+    /// (29 cells from the source, 2 a step: only the whole-field check after the last step,
+    /// 12, finds it).
+    #[test]
+    fn a_non_finite_value_stops_a_blocked_3d_run_at_the_unblocked_step() {
+        for ((z, y, x), receivers, want) in [
+            (
+                (12, 9, 11),
+                vec![],
+                "at the source, plane 12, row 9, column 10) after time step 4:",
+            ),
+            (
+                (20, 4, 4),
+                vec![(22, 5, 5)],
+                "at receiver plane 22, row 5, column 5) after time step",
+            ),
+            ((27, 15, 18), vec![], "after time step 12:"),
+        ] {
+            let errors: Vec<String> = [
+                TimeBlock::Off,
+                TimeBlock::Fixed(BlockPlan { depth: 7, band: 3 }),
+            ]
+            .into_iter()
+            .map(|time_block| {
+                let config = WaveConfig {
+                    nz: 30,
+                    ny: 18,
+                    nx: 21,
+                    nt: 12,
+                    dt: 0.0005,
+                    dh: 5.0,
+                    src_z: 12,
+                    src_y: 9,
+                    src_x: 10,
+                    fpeak: 25.0,
+                    vmin: 2000.0,
+                    layers: vec![],
+                    receivers_3d: receivers.clone(),
+                    time_block,
+                    ..WaveConfig::paper()
+                };
+                let mut sim = WaveSimulator::<Serial, f32, 3>::with_config(Serial, config);
+                sim.prepare().unwrap();
+                for _ in 0..3 {
+                    sim.step().unwrap();
+                }
+                sim.run.as_mut().unwrap().p[(z, y, x)] = f32::NAN;
+                loop {
+                    if let Err(e) = sim.step_block(sim.block_steps()) {
+                        assert!(matches!(e, Error::NonFinite { .. }), "{e}");
+                        break e.to_string();
+                    }
+                }
+            })
+            .collect();
+            assert_eq!(errors[0], errors[1], "NaN at ({z}, {y}, {x})");
             assert!(errors[0].contains(want), "{}", errors[0]);
         }
     }
