@@ -245,25 +245,53 @@ fn bad_decompositions_are_errors_on_every_rank() {
         "{}",
         text(&out)
     );
-    // What the distributed step does not have yet is refused, never replaced: the PML (the
-    // default kind of --absorb in 2D).
-    let out = mpiexec(
-        2,
-        &[
+}
+
+#[test]
+fn distributed_pml_runs_write_the_single_process_files() {
+    let dir = std::env::temp_dir().join(format!("ppwave-mpi-pml-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // The 2D default layer, the PML (30 cells), across the ranks of every split below, with
+    // rank boundaries inside it (columns 28 and 56 of 1x3, rows 23 and 69 of 4x1), where the
+    // psi each rank computes 2 cells into its halo is read; the receiver line at row 5 runs
+    // through the layer, and order 2 has a halo of 4, wider than its radius 1.
+    for order in ["8", "2"] {
+        let args = [
             "--nz",
-            "60",
+            "91",
             "--nx",
-            "60",
+            "83",
             "--nt",
-            "5",
+            "80",
             "--absorb",
-            "20",
-            "--out",
-            "/nonexistent/never",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("--boundary"), "{}", text(&out));
+            "30",
+            "--space-order",
+            order,
+            "--receivers",
+            "5:0:82:1",
+            "--backend",
+            "serial",
+        ];
+        let one = dir.join(format!("one-{order}"));
+        let out = Command::new(PPWAVE)
+            .arg("run")
+            .args(args)
+            .arg("--out")
+            .arg(&one)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        for (p, decomp) in [(2, "2x1"), (3, "1x3"), (4, "4x1")] {
+            let here = dir.join(format!("{order}-{p}-{decomp}"));
+            let mut a = args.to_vec();
+            a.extend(["--decomp", decomp, "--out", here.to_str().unwrap()]);
+            let out = mpiexec(p, &a);
+            assert!(out.status.success(), "P = {p}: {}", text(&out));
+            same_file(&one.join("wavefield.npy"), &here.join("wavefield.npy"));
+            same_file(&one.join("seismogram.npy"), &here.join("seismogram.npy"));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -306,6 +334,7 @@ fn bad_3d_decompositions_are_errors_on_every_rank() {
         ),
         // A 3D layer must be named: the distributed step has the sponge only.
         (2, &["--absorb", "4"][..], "--boundary sponge"),
+        (2, &["--absorb", "5", "--boundary", "pml"][..], "PML"),
     ] {
         let mut args = grid.to_vec();
         args.extend_from_slice(extra);

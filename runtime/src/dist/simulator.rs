@@ -8,16 +8,23 @@
 //! arithmetic as in one process: the results are bit-identical. One step: the set source (on
 //! the rank owning it), the halo exchange of `p` overlapped with the step on the points that
 //! read no halo, the step on the strips next to the halo, the additive source, the absorbing
-//! layer, the rotation, the receivers.
+//! layer (sponge, or the 2D PML), the rotation, the receivers.
+//!
+//! The PML (2D): its memory variables `psi` are computed from `p` at radius 2 and its update
+//! reads `psi` at radius 2, so with a PML the halo is `max(r, 4)` wide and each rank computes
+//! `psi` on its points and redundantly 2 cells into its halo (from the global layer's depths,
+//! so the same values as its neighbour's), then updates its own points: every owned point
+//! gets one process's arithmetic.
 
 use super::decomp::{intersect, is_empty, peel, to_local, Decomposition};
 use super::halo::{points, runs, zyx, HaloExchange};
-use crate::kernels::{fd_step_in_region, FdPxx, FdPzz, FdTime};
+use crate::kernels::{fd_step_in_region, FdPxx, FdPzz, FdTime, PmlPsi, PmlUpdate};
 use crate::launch::{axes, launch_in_region};
 use crate::receivers::Seismogram;
 use crate::solver::{
-    absorbing_eta, layer_depth, non_finite, position_words, source_sample, Dims, SourceMode,
-    StepKernels, WaveConfig, WaveKernels, FINITE_CHECK_EVERY,
+    absorbing_eta, layer_boxes, layer_depth, non_finite, pml_profile, position_words,
+    source_sample, Boundary, Dims, SourceMode, StepKernels, WaveConfig, WaveKernels,
+    FINITE_CHECK_EVERY, PML_RADIUS,
 };
 use crate::{Error, ExecutionSpace, MemSpaceHost, Param, Real, Result, ScalarField};
 use mpi::datatype::Equivalence;
@@ -108,6 +115,127 @@ fn field_from<T: Real, const D: usize>(
     Ok(out)
 }
 
+/// The halo width of a run: the stencil radius, or with a PML `max(r, 2 PML_RADIUS)` (`psi`
+/// is computed [`PML_RADIUS`] cells into the halo from `p` [`PML_RADIUS`] cells further out).
+fn halo_width(c: &WaveConfig) -> usize {
+    match c.layer() {
+        Some(Boundary::Pml) => c.radius().max(2 * PML_RADIUS),
+        _ => c.radius(),
+    }
+}
+
+/// One rank's part of the 2D PML (`solver::pml`'s fields on the rank's local box).
+struct LocalPml<T: Real, const D: usize> {
+    /// `ax, bx, az, bz`: the profiles at every local point, from the global depths.
+    profiles: [Field<T, D>; 4],
+    psix: Field<T, D>,
+    psiz: Field<T, D>,
+    zetax: Field<T, D>,
+    zetaz: Field<T, D>,
+    /// `(dt/dh)² v²` of the split kernels (the fused step's `kv2` otherwise).
+    kv2: Option<Field<T, D>>,
+    /// Where `psi` is computed: the layer's boxes cut to the owned box grown by
+    /// [`PML_RADIUS`] (local indices).
+    psi_boxes: Vec<[Range<usize>; D]>,
+    /// Where `pnew` is corrected: the layer's boxes cut to the owned box (local indices).
+    update_boxes: Vec<[Range<usize>; D]>,
+}
+
+impl<T: Real, const D: usize> LocalPml<T, D> {
+    /// The PML of `c` on the local box of `lshape` at `origin` (owning `own`), with the local
+    /// velocity `v`; the same profiles, point for point, as `solver::pml` in one process.
+    fn new(
+        c: &WaveConfig,
+        v: &Field<T, D>,
+        lshape: [usize; D],
+        origin: [usize; D],
+        own: &[Range<usize>; D],
+    ) -> Result<Self> {
+        let shape = d_point::<D>([c.nz, c.ny, c.nx]);
+        let w = c.absorb;
+        let vs = v.as_slice();
+        let vel = |g: [usize; D]| {
+            let l: [usize; D] = std::array::from_fn(|a| g[a] - origin[a]);
+            vs[flat(l, lshape)].to_f64()
+        };
+        // Axis `a`'s profile (`a`, then `b`) at global point `g`.
+        let profile = |a: usize, which: usize| {
+            field_from::<T, D>(lshape, origin, move |g| {
+                let depth = layer_depth(g[a], shape[a], w);
+                let (pa, pb) = pml_profile(&c.pml, depth, w, vel(g), c.dh, c.dt, c.fpeak);
+                T::lit([pa, pb][which])
+            })
+        };
+        let (z, x) = (0, D - 1);
+        let dtdh2 = (c.dt / c.dh) * (c.dt / c.dh);
+        let kv2 = match c.kernels {
+            StepKernels::Split => Some(field_from::<T, D>(lshape, origin, |g| {
+                let v = vel(g);
+                T::lit(dtdh2 * v * v)
+            })?),
+            StepKernels::Fused => None,
+        };
+        let grown: [Range<usize>; D] = std::array::from_fn(|a| {
+            own[a].start.saturating_sub(PML_RADIUS)..(own[a].end + PML_RADIUS).min(shape[a])
+        });
+        let boxes = layer_boxes(shape, w, c.radius().max(PML_RADIUS));
+        let cut = |to: &[Range<usize>; D]| -> Vec<[Range<usize>; D]> {
+            boxes
+                .iter()
+                .map(|b| to_local(&intersect(b, to), origin))
+                .filter(|b| !is_empty(b))
+                .collect()
+        };
+        Ok(LocalPml {
+            profiles: [
+                profile(x, 0)?,
+                profile(x, 1)?,
+                profile(z, 0)?,
+                profile(z, 1)?,
+            ],
+            psix: Field::zeros(lshape)?,
+            psiz: Field::zeros(lshape)?,
+            zetax: Field::zeros(lshape)?,
+            zetaz: Field::zeros(lshape)?,
+            kv2,
+            psi_boxes: cut(&grown),
+            update_boxes: cut(own),
+        })
+    }
+
+    /// The PML's part of one step (after the interior step and the additive source), as
+    /// `solver::pml`'s: `psi` on every box, then `zeta` and `pnew`.
+    fn step<E: ExecutionSpace<Memory = MemSpaceHost>>(
+        &mut self,
+        space: &E,
+        pnew: &mut Field<T, D>,
+        p: &Field<T, D>,
+        step_kv2: &Field<T, D>,
+    ) -> Result<()> {
+        let [ax, bx, az, bz] = &self.profiles;
+        for b in &self.psi_boxes {
+            launch_in_region::<PmlPsi, E, T, D>(
+                space,
+                b.clone(),
+                &mut [&mut self.psix, &mut self.psiz],
+                &[p, ax, bx, az, bz],
+                &[],
+            )?;
+        }
+        let kv2 = self.kv2.as_ref().unwrap_or(step_kv2);
+        for b in &self.update_boxes {
+            launch_in_region::<PmlUpdate, E, T, D>(
+                space,
+                b.clone(),
+                &mut [pnew, &mut self.zetax, &mut self.zetaz],
+                &[p, &self.psix, &self.psiz, kv2, ax, bx, az, bz],
+                &[],
+            )?;
+        }
+        Ok(())
+    }
+}
+
 impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence, const D: usize>
     DistributedSimulator<E, T, D>
 where
@@ -136,11 +264,11 @@ where
             ));
         }
         // What the distributed step does not do yet is refused, never silently replaced.
-        if config.layer() == Some(crate::solver::Boundary::Pml) {
+        if D != 2 && config.layer() == Some(Boundary::Pml) {
             return Err(Error::invalid(
                 Param::Boundary,
                 "pml",
-                "distributed runs have the sponge layer only for now: use boundary sponge, or one process",
+                "distributed 3D runs have the sponge layer only for now: use boundary sponge, or one process",
             ));
         }
         if D != 2 && config.kernels == StepKernels::Split {
@@ -152,7 +280,7 @@ where
         }
         let ranks = comm.size() as usize;
         let shape = d_point::<D>([config.nz, config.ny, config.nx]);
-        let r = config.radius();
+        let r = halo_width(&config);
         let decomp = match parts {
             Some(p) => Decomposition::for_ranks(shape, p, ranks, r)?,
             None => Decomposition::balanced(shape, ranks, r)?,
@@ -196,14 +324,15 @@ where
         let space = &self.space;
         let rank = self.rank();
         let r = c.radius();
+        let h = halo_width(&c);
         let d = &self.decomp;
         let shape = d.shape();
         let own = d.owned(rank);
-        let local = d.local(rank, r);
+        let local = d.local(rank, h);
         let origin = local.clone().map(|a| a.start);
         let lshape = local.clone().map(|a| a.len());
         let v = field_from::<T, D>(lshape, origin, |g| T::lit(c.velocity_at_zyx(zyx_point(g))))?;
-        let eta = if c.absorb > 0 {
+        let eta = if c.layer() == Some(Boundary::Sponge) {
             let w = c.absorb;
             let vs = v.as_slice();
             // The depths along each axis add their contributions (z, then y, x), as in one
@@ -256,8 +385,8 @@ where
         } else {
             peel(&work, &core)
         };
-        // The layer's boxes as the single-process step launches them, cut to this rank.
-        let layer: Vec<[Range<usize>; D]> = crate::solver::layer_boxes(shape, c.absorb, 0)
+        // The sponge's boxes as the single-process step launches them, cut to this rank.
+        let layer: Vec<[Range<usize>; D]> = layer_boxes(shape, c.absorb, 0)
             .iter()
             .map(|b| to_local(&intersect(b, &own), origin))
             .filter(|b| !is_empty(b))
@@ -275,7 +404,11 @@ where
                 (None, None)
             }
         };
-        let mut halo = HaloExchange::<T>::new(d, rank, r);
+        let mut pml = match c.layer() {
+            Some(Boundary::Pml) => Some(LocalPml::new(&c, &v, lshape, origin, &own)?),
+            _ => None,
+        };
+        let mut halo = HaloExchange::<T>::new(d, rank, h);
         let mut compute = Duration::ZERO;
         let step_on = |b: &[Range<usize>; D],
                        pnew: &mut Field<T, D>,
@@ -321,6 +454,9 @@ where
             }
             if let (SourceMode::Add, Some(at)) = (c.source_mode, src) {
                 Dims::<D>::add_source(space, &mut pnew, w, at)?;
+            }
+            if let Some(pml) = &mut pml {
+                pml.step(space, &mut pnew, &p, &kv2)?;
             }
             if let Some(eta) = &eta {
                 for b in &layer {
