@@ -6,8 +6,8 @@
 //! layer must name `--boundary sponge` (the one kind distributed runs have). Error policy: what every rank checks the same way (the
 //! options, the decomposition) is an error on every rank, before any step; a failure on one
 //! rank (a value that is not finite, an output that cannot be written) prints the error and
-//! stops all ranks with `MPI_Abort`, so none hangs. Snapshots are not written in a
-//! distributed run.
+//! stops all ranks with `MPI_Abort`, so none hangs. Snapshots (`--snapshot-every`) are
+//! gathered on rank 0 and written as in one process.
 
 use crate::run::{Plan, RunSummary};
 
@@ -110,14 +110,6 @@ mod with_mpi {
             anyhow::bail!("MPI was already initialised in this process");
         };
         let world = universe.world();
-        if o.snapshot_every.is_some() {
-            return Err(BadInput(
-                "--snapshot-every is not available in a distributed run (mpiexec or --decomp); \
-                 run in one process for snapshots"
-                    .into(),
-            )
-            .into());
-        }
         match (o.backend(), o.precision()) {
             (Backend::Serial, Precision::F32) => go::<_, f32, D>(Serial, plan, parts, &world, 1),
             (Backend::Serial, Precision::F64) => go::<_, f64, D>(Serial, plan, parts, &world, 1),
@@ -170,8 +162,52 @@ mod with_mpi {
         } else {
             None
         };
-        let (stats, results) = match sim.run() {
+        // Snapshots: gathered on rank 0, written as in one process (`.npy`, and in 2D the
+        // picture).
+        if let (Some(out), Some(_)) = (out.as_mut(), config.snapshot_every) {
+            if let Err(e) = out.subdir("snapshots") {
+                abort(world, &e);
+            }
+        }
+        let digits = crate::run::step_digits(config.nt);
+        let backdrop = match (rank, config.snapshot_every, D) {
+            (0, Some(_), 2) => match field::Backdrop::new(config) {
+                Ok(b) => Some(b),
+                Err(e) => abort(world, &e),
+            },
+            _ => None,
+        };
+        let mut frame_error: Option<anyhow::Error> = None;
+        let run = sim.run_with(|step, p| {
+            let Some(out) = out.as_mut() else {
+                return Ok(());
+            };
+            let name = format!("snapshots/{step:0digits$}");
+            let mut written = out.write(&format!("{name}.npy"), |f| Ok(io::write_npy(f, p)?));
+            if let (Ok(_), Some(backdrop)) = (&written, &backdrop) {
+                written = out.write(&format!("{name}.png"), |f| {
+                    let p = HostField::<T>::from_vec(config.nz, config.nx, p.as_slice().to_vec())?;
+                    let title = format!(
+                        "Snapshot: pressure after step {step} (t = {} s)",
+                        figures::short(step as f64 * config.dt)
+                    );
+                    figures::write(f, &field::wavefield_figure(backdrop, &p, title).0)
+                });
+            }
+            written.map(|_| ()).map_err(|e| {
+                frame_error = Some(e);
+                ppstencil::Error::invalid("snapshot", step, "could not be written")
+            })
+        });
+        let (stats, results) = match run {
             Ok(r) => r,
+            Err(_) if frame_error.is_some() => {
+                let e = frame_error.take().expect("checked");
+                abort(
+                    world,
+                    &e.context("writing a snapshot failed; the run was stopped"),
+                )
+            }
             Err(e) => abort(
                 world,
                 &anyhow::Error::new(e).context("the simulation failed"),
@@ -234,6 +270,7 @@ mod with_mpi {
                 "ranks": world.size(),
                 "decomposition": decomp,
                 "dims": D,
+                "snapshot_every": config.snapshot_every,
                 "nz": config.nz,
                 "ny": config.ny,
                 "nx": config.nx,

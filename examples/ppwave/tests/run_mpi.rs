@@ -1,5 +1,6 @@
 //! `mpiexec -n P ppwave run ...` against the same run in one process, file for file
-//! (wavefield.npy, seismogram.npy byte-identical), 2D and 3D, and the distributed bad inputs.
+//! (wavefield.npy, seismogram.npy, snapshots byte-identical), 2D and 3D, and the distributed
+//! bad inputs.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -139,6 +140,8 @@ fn distributed_3d_runs_write_the_single_process_files() {
         "serial",
         "--velocity",
         velocity.to_str().unwrap(),
+        "--snapshot-every",
+        "15",
     ];
     // (source mode, space order, [(ranks, --decomp)]).
     type Runs<'a> = [(&'a str, &'a str, &'a [(usize, Option<&'a str>)]); 2];
@@ -178,7 +181,13 @@ fn distributed_3d_runs_write_the_single_process_files() {
             }
             let out = mpiexec(p, &a);
             assert!(out.status.success(), "P = {p}: {}", text(&out));
-            for f in ["wavefield.npy", "seismogram.npy", "velocity.npy"] {
+            for f in [
+                "wavefield.npy",
+                "seismogram.npy",
+                "velocity.npy",
+                "snapshots/00015.npy",
+                "snapshots/00030.npy",
+            ] {
                 same_file(&one.join(f), &here.join(f));
             }
             let json: serde_json::Value =
@@ -271,6 +280,8 @@ fn distributed_pml_runs_write_the_single_process_files() {
             "5:0:82:1",
             "--backend",
             "serial",
+            "--snapshot-every",
+            "40",
         ];
         let one = dir.join(format!("one-{order}"));
         let out = Command::new(PPWAVE)
@@ -287,8 +298,15 @@ fn distributed_pml_runs_write_the_single_process_files() {
             a.extend(["--decomp", decomp, "--out", here.to_str().unwrap()]);
             let out = mpiexec(p, &a);
             assert!(out.status.success(), "P = {p}: {}", text(&out));
-            same_file(&one.join("wavefield.npy"), &here.join("wavefield.npy"));
-            same_file(&one.join("seismogram.npy"), &here.join("seismogram.npy"));
+            for f in [
+                "wavefield.npy",
+                "seismogram.npy",
+                "snapshots/00040.npy",
+                "snapshots/00080.npy",
+            ] {
+                same_file(&one.join(f), &here.join(f));
+            }
+            assert!(here.join("snapshots/00040.png").is_file());
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
