@@ -1,6 +1,6 @@
 //! The distributed solver against the single-process one, bit for bit: the parent test runs
 //! this binary's `child` test under `mpiexec -n P` for P = 1..4; each child runs a set of
-//! configurations, 2D and 3D (orders, source modes, absorbing layer spanning ranks, sources
+//! configurations, 2D and 3D (orders, source modes, sponge and 2D PML spanning ranks, sources
 //! and receivers on rank boundaries, uneven splits, a velocity file, both precisions, split
 //! kernels) under every decomposition of P and compares with `WaveSimulator` on rank 0.
 
@@ -35,7 +35,6 @@ fn configs() -> Vec<WaveConfig> {
             .map(|x| (31, x))
             .chain((2..59).map(|z| (z, 27)))
             .collect(),
-        // The distributed step has the sponge layer (the PML is single-process for now).
         boundary: ppstencil::solver::Boundary::Sponge,
         ..WaveConfig::paper()
     };
@@ -59,6 +58,22 @@ fn configs() -> Vec<WaveConfig> {
         WaveConfig {
             kernels: StepKernels::Split,
             absorb: 5,
+            ..base.clone()
+        },
+        // The PML (halo 4: psi computed 2 cells into the halo), across ranks, with the
+        // fused step at order 8 and the split kernels. 22 cells put the rank boundaries of
+        // the 3- and 4-way splits inside the layer, where the psi of the halo is read.
+        WaveConfig {
+            space_order: 8,
+            absorb: 22,
+            boundary: ppstencil::solver::Boundary::Pml,
+            source_mode: SourceMode::Add,
+            ..base.clone()
+        },
+        WaveConfig {
+            kernels: StepKernels::Split,
+            absorb: 14,
+            boundary: ppstencil::solver::Boundary::Pml,
             ..base.clone()
         },
     ]
@@ -199,6 +214,13 @@ fn compare<T: Real + mpi::datatype::Equivalence, const D: usize>(
 fn child() {
     let universe = mpi::initialize().expect("MPI initialises once");
     let world = universe.world();
+    // A failed assertion on one rank stops them all (the others would wait for its messages
+    // for ever): the message first, then MPI_Abort.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        mpi::topology::SimpleCommunicator::world().abort(1);
+    }));
     compare::<f32, 2>(&world, configs());
     compare::<f64, 2>(&world, configs());
     compare::<f32, 3>(&world, configs_3d());

@@ -309,10 +309,11 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(skip)]
     pub overwrite: bool,
-    /// Parts of the grid per axis for a distributed run, `AxB` (rows x columns), e.g. `2x2`;
-    /// their product must be the number of MPI ranks (`mpiexec -n`) [default: the split with
-    /// the fewest halo points]. Needs ppwave built with `--features mpi`.
-    #[arg(long, value_name = "AxB")]
+    /// Parts of the grid per axis for a distributed run, `AxB` (rows x columns), e.g. `2x2`,
+    /// or `AxBxC` in 3D (z x y x x), e.g. `2x1x2`; their product must be the number of MPI
+    /// ranks (`mpiexec -n`) [default: the split with the fewest halo points]. Needs ppwave
+    /// built with `--features mpi`.
+    #[arg(long, value_name = "AxB[xC]")]
     #[serde(skip)]
     pub decomp: Option<String>,
     /// Many shots with the same model: a file of source positions, one `Z X` per line; writes

@@ -1,12 +1,13 @@
-//! Distributed `ppwave run` (feature `mpi`): under `mpiexec -n P`, or with `--decomp`, every
-//! rank runs its part of the grid with `ppstencil::dist::DistributedSimulator`, rank 0
-//! gathers the results and writes the same files as a single-process run (wavefield,
-//! velocity, seismogram, their pictures, run.json with the ranks, the decomposition and the
-//! time in exchange vs compute). Error policy: what every rank checks the same way (the
+//! Distributed `ppwave run` (feature `mpi`), 2D or 3D: under `mpiexec -n P`, or with
+//! `--decomp`, every rank runs its part of the grid with
+//! `ppstencil::dist::DistributedSimulator`, rank 0 gathers the results and writes the same
+//! files as a single-process run (wavefield, velocity, seismogram, their pictures, run.json
+//! with the ranks, the decomposition and the time in exchange vs compute). A 3D run with a
+//! layer must name `--boundary sponge` (the one kind distributed runs have). Error policy: what every rank checks the same way (the
 //! options, the decomposition) is an error on every rank, before any step; a failure on one
 //! rank (a value that is not finite, an output that cannot be written) prints the error and
-//! stops all ranks with `MPI_Abort`, so none hangs. Snapshots are not written in a
-//! distributed run.
+//! stops all ranks with `MPI_Abort`, so none hangs. Snapshots (`--snapshot-every`) are
+//! gathered on rank 0 and written as in one process.
 
 use crate::run::{Plan, RunSummary};
 
@@ -18,13 +19,15 @@ pub fn under_mpiexec() -> bool {
 }
 
 /// Runs `plan` over MPI when started by `mpiexec` or given `--decomp`; `None`: run it in
-/// one process as usual.
+/// one process as usual. `boundary_named`: whether the user named `--boundary` (flag or
+/// config file), which a distributed 3D run with a layer requires.
 #[cfg(not(feature = "mpi"))]
-pub fn run_distributed(plan: &Plan) -> anyhow::Result<Option<RunSummary>> {
+pub fn run_distributed(plan: &Plan, boundary_named: bool) -> anyhow::Result<Option<RunSummary>> {
+    let _ = boundary_named;
     if plan.options.decomp.is_some() {
         return Err(crate::BadInput(
             "--decomp needs ppwave built with MPI: `cargo build --release -p ppwave --features mpi` \
-             (see .ci/mpi-toolchain for what it installs), then `mpiexec -n P ppwave run --decomp AxB ...`"
+             (see .ci/mpi-toolchain for what it installs), then `mpiexec -n P ppwave run --decomp AxB ...` (AxBxC in 3D)"
                 .into(),
         )
         .into());
@@ -48,8 +51,9 @@ mod with_mpi {
     use ppstencil::dist::mpi::topology::SimpleCommunicator;
     use ppstencil::dist::mpi::traits::*;
     use ppstencil::dist::{mpi, Decomposition, DistributedSimulator};
+    use ppstencil::solver::{Dims, WaveKernels};
     use ppstencil::wave::RunStats;
-    use ppstencil::{io, ExecutionSpace, MemSpaceHost, Rayon, Real, Serial};
+    use ppstencil::{io, ExecutionSpace, HostField, MemSpaceHost, Rayon, Real, Serial};
 
     /// Prints `e` as `main` would, prefixed with the rank, and stops every rank.
     fn abort(world: &SimpleCommunicator, e: &anyhow::Error) -> ! {
@@ -61,33 +65,54 @@ mod with_mpi {
     }
 
     /// See the module docs.
-    pub fn run_distributed(plan: &Plan) -> anyhow::Result<Option<RunSummary>> {
+    pub fn run_distributed(
+        plan: &Plan,
+        boundary_named: bool,
+    ) -> anyhow::Result<Option<RunSummary>> {
         let o = &plan.options;
         if o.decomp.is_none() && !under_mpiexec() {
             return Ok(None);
         }
+        match plan.config.dims() {
+            3 => run_in::<3>(plan, boundary_named),
+            _ => run_in::<2>(plan, boundary_named),
+        }
+        .map(Some)
+    }
+
+    /// The distributed run of a `D`-dimensional plan.
+    fn run_in<const D: usize>(plan: &Plan, boundary_named: bool) -> anyhow::Result<RunSummary>
+    where
+        Dims<D>: WaveKernels<D>,
+    {
+        let o = &plan.options;
         let parts = match &o.decomp {
-            Some(text) => Some(
-                Decomposition::<2>::parse_parts(text)
-                    .map_err(|e| BadInput(format!("--decomp: {e}")))?,
-            ),
+            Some(text) => Some(Decomposition::<D>::parse_parts(text).map_err(|e| {
+                BadInput(format!(
+                    "--decomp: {e} ({D}D grid {})",
+                    plan.config.grid_words()
+                ))
+            })?),
             None => None,
         };
+        // The distributed step has the sponge only: a 3D layer must be named, so no run
+        // silently differs from its single-process twin should that pick another kind.
+        if D == 3 && plan.config.absorb > 0 && !boundary_named {
+            return Err(BadInput(format!(
+                "--absorb {} in a distributed 3D run needs the layer's kind named: add \
+                 --boundary sponge (the one kind distributed runs have; the PML runs in one \
+                 process only for now)",
+                plan.config.absorb
+            ))
+            .into());
+        }
         let Some(universe) = mpi::initialize() else {
             anyhow::bail!("MPI was already initialised in this process");
         };
         let world = universe.world();
-        if o.snapshot_every.is_some() {
-            return Err(BadInput(
-                "--snapshot-every is not available in a distributed run (mpiexec or --decomp); \
-                 run in one process for snapshots"
-                    .into(),
-            )
-            .into());
-        }
-        let summary = match (o.backend(), o.precision()) {
-            (Backend::Serial, Precision::F32) => go::<_, f32>(Serial, plan, parts, &world, 1),
-            (Backend::Serial, Precision::F64) => go::<_, f64>(Serial, plan, parts, &world, 1),
+        match (o.backend(), o.precision()) {
+            (Backend::Serial, Precision::F32) => go::<_, f32, D>(Serial, plan, parts, &world, 1),
+            (Backend::Serial, Precision::F64) => go::<_, f64, D>(Serial, plan, parts, &world, 1),
             (Backend::Rayon, precision) => {
                 let space = match o.threads {
                     Some(n) => Rayon::with_threads(n).map_err(flag_error)?,
@@ -95,8 +120,8 @@ mod with_mpi {
                 };
                 let t = space.threads();
                 match precision {
-                    Precision::F32 => go::<_, f32>(space, plan, parts, &world, t),
-                    Precision::F64 => go::<_, f64>(space, plan, parts, &world, t),
+                    Precision::F32 => go::<_, f32, D>(space, plan, parts, &world, t),
+                    Precision::F64 => go::<_, f64, D>(space, plan, parts, &world, t),
                 }
             }
             (b, _) => Err(BadInput(format!(
@@ -105,26 +130,28 @@ mod with_mpi {
                 b.name()
             ))
             .into()),
-        }?;
-        Ok(Some(summary))
+        }
     }
 
-    fn go<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence>(
+    fn go<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence, const D: usize>(
         space: E,
         plan: &Plan,
-        parts: Option<[usize; 2]>,
+        parts: Option<[usize; D]>,
         world: &SimpleCommunicator,
         threads: usize,
-    ) -> anyhow::Result<RunSummary> {
+    ) -> anyhow::Result<RunSummary>
+    where
+        Dims<D>: WaveKernels<D>,
+    {
         let config = &plan.config;
         let o = &plan.options;
         // Checked identically on every rank: an error here is every rank's, no abort needed.
         let mut sim =
-            DistributedSimulator::<E, T>::new(space, config.clone(), world.duplicate(), parts)
+            DistributedSimulator::<E, T, D>::new(space, config.clone(), world.duplicate(), parts)
                 .map_err(|e| match parts {
-                    Some(_) => anyhow::Error::new(BadInput(format!("--decomp: {e}"))),
-                    None => flag_error(e),
-                })?;
+                Some(_) => anyhow::Error::new(BadInput(format!("--decomp: {e}"))),
+                None => flag_error(e),
+            })?;
         let decomp = sim.decomposition().to_string();
         let rank = world.rank();
         let mut out = if rank == 0 {
@@ -135,8 +162,52 @@ mod with_mpi {
         } else {
             None
         };
-        let (stats, results) = match sim.run() {
+        // Snapshots: gathered on rank 0, written as in one process (`.npy`, and in 2D the
+        // picture).
+        if let (Some(out), Some(_)) = (out.as_mut(), config.snapshot_every) {
+            if let Err(e) = out.subdir("snapshots") {
+                abort(world, &e);
+            }
+        }
+        let digits = crate::run::step_digits(config.nt);
+        let backdrop = match (rank, config.snapshot_every, D) {
+            (0, Some(_), 2) => match field::Backdrop::new(config) {
+                Ok(b) => Some(b),
+                Err(e) => abort(world, &e),
+            },
+            _ => None,
+        };
+        let mut frame_error: Option<anyhow::Error> = None;
+        let run = sim.run_with(|step, p| {
+            let Some(out) = out.as_mut() else {
+                return Ok(());
+            };
+            let name = format!("snapshots/{step:0digits$}");
+            let mut written = out.write(&format!("{name}.npy"), |f| Ok(io::write_npy(f, p)?));
+            if let (Ok(_), Some(backdrop)) = (&written, &backdrop) {
+                written = out.write(&format!("{name}.png"), |f| {
+                    let p = HostField::<T>::from_vec(config.nz, config.nx, p.as_slice().to_vec())?;
+                    let title = format!(
+                        "Snapshot: pressure after step {step} (t = {} s)",
+                        figures::short(step as f64 * config.dt)
+                    );
+                    figures::write(f, &field::wavefield_figure(backdrop, &p, title).0)
+                });
+            }
+            written.map(|_| ()).map_err(|e| {
+                frame_error = Some(e);
+                ppstencil::Error::invalid("snapshot", step, "could not be written")
+            })
+        });
+        let (stats, results) = match run {
             Ok(r) => r,
+            Err(_) if frame_error.is_some() => {
+                let e = frame_error.take().expect("checked");
+                abort(
+                    world,
+                    &e.context("writing a snapshot failed; the run was stopped"),
+                )
+            }
             Err(e) => abort(
                 world,
                 &anyhow::Error::new(e).context("the simulation failed"),
@@ -155,25 +226,40 @@ mod with_mpi {
         };
         let written = (|| -> anyhow::Result<Vec<std::path::PathBuf>> {
             let mut out = out;
-            let p = &res.wavefield;
-            let v = config.velocity_model::<T>()?;
-            let backdrop = field::Backdrop::new(config)?;
-            out.write("wavefield.npy", |f| Ok(io::write_npy(f, p)?))?;
-            out.write("velocity.npy", |f| Ok(io::write_npy(f, &v)?))?;
-            out.write("wavefield.png", |f| {
-                let title = format!(
-                    "Wavefield: pressure after {} steps (t = {} s)",
+            let values = res.wavefield.into_vec();
+            if D == 3 {
+                let p =
+                    HostField::<T, 3>::from_vec_shape([config.nz, config.ny, config.nx], values)?;
+                let v = config.velocity_model_in::<T, 3>()?;
+                crate::run3d::write_fields_3d(
+                    &mut out,
+                    config,
+                    &p,
+                    &v,
                     stats.steps,
-                    figures::short(stats.steps as f64 * config.dt)
-                );
-                figures::write(f, &field::wavefield_figure(&backdrop, p, title).0)
-            })?;
-            crate::run::write_seismogram(
-                &mut out,
-                &res.seismogram,
-                config,
-                o.gather_gain.unwrap_or_default(),
-            )?;
+                    Some(&res.seismogram),
+                )?;
+            } else {
+                let p = &HostField::<T>::from_vec(config.nz, config.nx, values)?;
+                let v = config.velocity_model::<T>()?;
+                let backdrop = field::Backdrop::new(config)?;
+                out.write("wavefield.npy", |f| Ok(io::write_npy(f, p)?))?;
+                out.write("velocity.npy", |f| Ok(io::write_npy(f, &v)?))?;
+                out.write("wavefield.png", |f| {
+                    let title = format!(
+                        "Wavefield: pressure after {} steps (t = {} s)",
+                        stats.steps,
+                        figures::short(stats.steps as f64 * config.dt)
+                    );
+                    figures::write(f, &field::wavefield_figure(&backdrop, p, title).0)
+                })?;
+                crate::run::write_seismogram(
+                    &mut out,
+                    &res.seismogram,
+                    config,
+                    o.gather_gain.unwrap_or_default(),
+                )?;
+            }
             let json = serde_json::json!({
                 "program": "ppwave",
                 "ppstencil_version": ppstencil::VERSION,
@@ -183,7 +269,10 @@ mod with_mpi {
                 "precision": T::NAME,
                 "ranks": world.size(),
                 "decomposition": decomp,
+                "dims": D,
+                "snapshot_every": config.snapshot_every,
                 "nz": config.nz,
+                "ny": config.ny,
                 "nx": config.nx,
                 "nt": config.nt,
                 "space_order": config.space_order,
@@ -202,9 +291,8 @@ mod with_mpi {
             let target = out.path().display().to_string();
             let files = out.commit()?;
             println!(
-                "ppwave: {} x {} grid, {} steps on {} ranks as {decomp} ({} x {threads} thread(s), {}) in {:.3} s = {:.1} Mpoints/s; halo exchange {:.3} s, compute {:.3} s",
-                config.nz,
-                config.nx,
+                "ppwave: {} grid, {} steps on {} ranks as {decomp} ({} x {threads} thread(s), {}) in {:.3} s = {:.1} Mpoints/s; halo exchange {:.3} s, compute {:.3} s",
+                config.grid_words(),
                 stats.steps,
                 world.size(),
                 o.backend().name(),

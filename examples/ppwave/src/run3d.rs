@@ -9,6 +9,7 @@ use crate::output::OutputDir;
 use crate::run::{progress_bar, step_digits, Plan, RunSummary};
 use anyhow::Context;
 use ppstencil::model::VelocityModel;
+use ppstencil::receivers::Seismogram;
 use ppstencil::wave::cfl_limit_in;
 use ppstencil::{io, ExecutionSpace, HostField, Real, WaveConfig, WaveSimulator};
 use std::io::Write;
@@ -114,65 +115,7 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
             return Err(anyhow::Error::new(e).context("the simulation failed"));
         }
     };
-    out.write("wavefield.npy", |f| Ok(io::write_npy(f, &p)?))?;
-    out.write("velocity.npy", |f| Ok(io::write_npy(f, &v)?))?;
-    let shape = [config.nz, config.ny, config.nx];
-    let src = [config.src_z, config.src_y, config.src_x];
-    let f32s = |h: &[T]| h.iter().map(|x| x.to_f64() as f32).collect::<Vec<f32>>();
-    let [pzx, pzy, pyx] = cuts(&f32s(p.as_slice()), shape, src);
-    let [vzx, vzy, vyx] = cuts(&f32s(v.as_slice()), shape, src);
-    // The receivers in the cut through the source across `axis` (0: z, 1: y, 2: x), on its
-    // other two axes.
-    let in_plane = |axis: usize| {
-        let (u, w) = match axis {
-            0 => (1, 2),
-            1 => (0, 2),
-            _ => (0, 1),
-        };
-        config
-            .receivers_3d
-            .iter()
-            .map(|&(z, y, x)| [z, y, x])
-            .filter(|r| r[axis] == src[axis])
-            .map(|r| (r[u], r[w]))
-            .collect::<Vec<_>>()
-    };
-    let b_zx = cut_backdrop(config, &vzx, (src[0], src[2]), in_plane(1))?;
-    let b_zy = cut_backdrop(config, &vzy, (src[0], src[1]), in_plane(2))?;
-    let b_yx = cut_backdrop(config, &vyx, (src[1], src[2]), in_plane(0))?;
-    let mut clip = 0.0;
-    out.write("wavefield.png", |f| {
-        let title = format!(
-            "Wavefield: pressure after {} steps (t = {} s), slices through the source",
-            stats.steps,
-            figures::short(stats.steps as f64 * config.dt)
-        );
-        let notes = vec![format!(
-            "left: x-z at y = {} m (plane {}); middle: y-z at x = {} m (column {}); right: x-y at z = {} m (row {}); grid {} x {} x {}, dh = {} m",
-            figures::short(src[1] as f64 * config.dh),
-            src[1],
-            figures::short(src[2] as f64 * config.dh),
-            src[2],
-            figures::short(src[0] as f64 * config.dh),
-            src[0],
-            config.nz,
-            config.ny,
-            config.nx,
-            figures::short(config.dh)
-        )];
-        let parts = vec![
-            (b_zx.clone(), pzx.values.clone(), ["x (m)", "depth z (m)"]),
-            (b_zy.clone(), pzy.values.clone(), ["y (m)", "depth z (m)"]),
-            (b_yx.clone(), pyx.values.clone(), ["x (m)", "y (m)"]),
-        ];
-        let (fig, c) = field::wavefield_figure_3d(&b_zx, parts, title, notes);
-        clip = c;
-        figures::write(f, &fig)
-    })?;
-    if let Some(s) = sim.seismogram().filter(|s| s.nrec > 0) {
-        let traces = HostField::from_vec(s.nt, s.nrec, s.data.clone())?;
-        out.write("seismogram.npy", |f| Ok(io::write_npy(f, &traces)?))?;
-    }
+    let clip = write_fields_3d(&mut out, config, &p, &v, stats.steps, sim.seismogram())?;
     let names: Vec<String> = out
         .written()
         .iter()
@@ -255,4 +198,78 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
         names.join(", ")
     );
     Ok(RunSummary { files, stats })
+}
+
+/// Writes the 3D fields of a run after `steps` steps into `out`: `wavefield.npy`,
+/// `velocity.npy`, `wavefield.png` (the three slices through the source) and, with
+/// receivers, `seismogram.npy`. Returns the picture's clip level. Shared by single-process
+/// and distributed runs.
+pub(crate) fn write_fields_3d<T: Real>(
+    out: &mut OutputDir,
+    config: &WaveConfig,
+    p: &HostField<T, 3>,
+    v: &HostField<T, 3>,
+    steps: usize,
+    seismogram: Option<&Seismogram<T>>,
+) -> anyhow::Result<f64> {
+    out.write("wavefield.npy", |f| Ok(io::write_npy(f, p)?))?;
+    out.write("velocity.npy", |f| Ok(io::write_npy(f, v)?))?;
+    let shape = [config.nz, config.ny, config.nx];
+    let src = [config.src_z, config.src_y, config.src_x];
+    let f32s = |h: &[T]| h.iter().map(|x| x.to_f64() as f32).collect::<Vec<f32>>();
+    let [pzx, pzy, pyx] = cuts(&f32s(p.as_slice()), shape, src);
+    let [vzx, vzy, vyx] = cuts(&f32s(v.as_slice()), shape, src);
+    // The receivers in the cut through the source across `axis` (0: z, 1: y, 2: x), on its
+    // other two axes.
+    let in_plane = |axis: usize| {
+        let (u, w) = match axis {
+            0 => (1, 2),
+            1 => (0, 2),
+            _ => (0, 1),
+        };
+        config
+            .receivers_3d
+            .iter()
+            .map(|&(z, y, x)| [z, y, x])
+            .filter(|r| r[axis] == src[axis])
+            .map(|r| (r[u], r[w]))
+            .collect::<Vec<_>>()
+    };
+    let b_zx = cut_backdrop(config, &vzx, (src[0], src[2]), in_plane(1))?;
+    let b_zy = cut_backdrop(config, &vzy, (src[0], src[1]), in_plane(2))?;
+    let b_yx = cut_backdrop(config, &vyx, (src[1], src[2]), in_plane(0))?;
+    let mut clip = 0.0;
+    out.write("wavefield.png", |f| {
+        let title = format!(
+            "Wavefield: pressure after {} steps (t = {} s), slices through the source",
+            steps,
+            figures::short(steps as f64 * config.dt)
+        );
+        let notes = vec![format!(
+            "left: x-z at y = {} m (plane {}); middle: y-z at x = {} m (column {}); right: x-y at z = {} m (row {}); grid {} x {} x {}, dh = {} m",
+            figures::short(src[1] as f64 * config.dh),
+            src[1],
+            figures::short(src[2] as f64 * config.dh),
+            src[2],
+            figures::short(src[0] as f64 * config.dh),
+            src[0],
+            config.nz,
+            config.ny,
+            config.nx,
+            figures::short(config.dh)
+        )];
+        let parts = vec![
+            (b_zx.clone(), pzx.values.clone(), ["x (m)", "depth z (m)"]),
+            (b_zy.clone(), pzy.values.clone(), ["y (m)", "depth z (m)"]),
+            (b_yx.clone(), pyx.values.clone(), ["x (m)", "y (m)"]),
+        ];
+        let (fig, c) = field::wavefield_figure_3d(&b_zx, parts, title, notes);
+        clip = c;
+        figures::write(f, &fig)
+    })?;
+    if let Some(s) = seismogram.filter(|s| s.nrec > 0) {
+        let traces = HostField::from_vec(s.nt, s.nrec, s.data.clone())?;
+        out.write("seismogram.npy", |f| Ok(io::write_npy(f, &traces)?))?;
+    }
+    Ok(clip)
 }

@@ -1,5 +1,6 @@
 //! `mpiexec -n P ppwave run ...` against the same run in one process, file for file
-//! (wavefield.npy, seismogram.npy byte-identical), and the distributed bad inputs.
+//! (wavefield.npy, seismogram.npy, snapshots byte-identical), 2D and 3D, and the distributed
+//! bad inputs.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -99,6 +100,111 @@ fn distributed_runs_write_the_single_process_files() {
 }
 
 #[test]
+fn distributed_3d_runs_write_the_single_process_files() {
+    let dir = std::env::temp_dir().join(format!("ppwave-mpi3d-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // 23 x 21 x 19 splits unevenly for 2, 3, 4 parts along every axis; the source (12, 11,
+    // 10) sits on the 2-way boundaries of all three axes (23 = 12 + 11, 21 = 11 + 10, 19 =
+    // 10 + 9) and the receiver line along x at (12, 11) crosses the x boundary; the 6-cell
+    // sponge spans two ranks of the 4-way splits; the velocity file differs at every point.
+    let (nz, ny, nx) = (23, 21, 19);
+    let values = (0..nz * ny * nx)
+        .map(|k| 1800.0 + ((k * 37) % 101) as f64 * 5.0)
+        .collect();
+    let model = ppstencil::HostField::<f64, 3>::from_vec_shape([nz, ny, nx], values).unwrap();
+    let velocity = dir.join("v.npy");
+    ppstencil::io::write_npy(&velocity, &model).unwrap();
+    let common = [
+        "--ny",
+        "21",
+        "--nt",
+        "30",
+        "--dt",
+        "0.001",
+        "--dh",
+        "10",
+        "--src-z",
+        "12",
+        "--src-y",
+        "11",
+        "--src-x",
+        "10",
+        "--absorb",
+        "6",
+        "--boundary",
+        "sponge",
+        "--receivers",
+        "12:11:0:18:1",
+        "--backend",
+        "serial",
+        "--velocity",
+        velocity.to_str().unwrap(),
+        "--snapshot-every",
+        "15",
+    ];
+    // (source mode, space order, [(ranks, --decomp)]).
+    type Runs<'a> = [(&'a str, &'a str, &'a [(usize, Option<&'a str>)]); 2];
+    let runs: Runs = [
+        (
+            "set",
+            "8",
+            &[
+                (1, None),
+                (2, None),
+                (2, Some("1x1x2")),
+                (3, None),
+                (4, Some("2x1x2")),
+                (4, Some("1x2x2")),
+            ],
+        ),
+        ("add", "2", &[(2, Some("1x2x1")), (4, None)]),
+    ];
+    for (mode, order, ranks) in runs {
+        let one = dir.join(format!("one-{mode}"));
+        let mut args = common.to_vec();
+        args.extend(["--source-mode", mode, "--space-order", order]);
+        let out = Command::new(PPWAVE)
+            .arg("run")
+            .args(&args)
+            .arg("--out")
+            .arg(&one)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        for &(p, decomp) in ranks {
+            let here = dir.join(format!("{mode}-{p}-{}", decomp.unwrap_or("auto")));
+            let mut a = args.clone();
+            a.extend(["--out", here.to_str().unwrap()]);
+            if let Some(d) = decomp {
+                a.extend(["--decomp", d]);
+            }
+            let out = mpiexec(p, &a);
+            assert!(out.status.success(), "P = {p}: {}", text(&out));
+            for f in [
+                "wavefield.npy",
+                "seismogram.npy",
+                "velocity.npy",
+                "snapshots/00015.npy",
+                "snapshots/00030.npy",
+            ] {
+                same_file(&one.join(f), &here.join(f));
+            }
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(here.join("run.json")).unwrap())
+                    .unwrap();
+            assert_eq!(json["ranks"], p);
+            assert_eq!(json["dims"], 3);
+            if let Some(d) = decomp {
+                assert_eq!(json["decomposition"], d);
+            }
+            assert!(json["exchange_time_s"].as_f64().is_some());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_decompositions_are_errors_on_every_rank() {
     let out = mpiexec(
         3,
@@ -148,18 +254,111 @@ fn bad_decompositions_are_errors_on_every_rank() {
         "{}",
         text(&out)
     );
-    // What the distributed step does not have yet is refused, never replaced: the PML (the
-    // default kind of --absorb) and 3D grids.
-    for (extra, needle) in [
-        (&["--absorb", "20"][..], "--boundary"),
-        (&["--ny", "20"][..], "--ny"),
+}
+
+#[test]
+fn distributed_pml_runs_write_the_single_process_files() {
+    let dir = std::env::temp_dir().join(format!("ppwave-mpi-pml-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // The 2D default layer, the PML (30 cells), across the ranks of every split below, with
+    // rank boundaries inside it (columns 28 and 56 of 1x3, rows 23 and 69 of 4x1), where the
+    // psi each rank computes 2 cells into its halo is read; the receiver line at row 5 runs
+    // through the layer, and order 2 has a halo of 4, wider than its radius 1.
+    for order in ["8", "2"] {
+        let args = [
+            "--nz",
+            "91",
+            "--nx",
+            "83",
+            "--nt",
+            "80",
+            "--absorb",
+            "30",
+            "--space-order",
+            order,
+            "--receivers",
+            "5:0:82:1",
+            "--backend",
+            "serial",
+            "--snapshot-every",
+            "40",
+        ];
+        let one = dir.join(format!("one-{order}"));
+        let out = Command::new(PPWAVE)
+            .arg("run")
+            .args(args)
+            .arg("--out")
+            .arg(&one)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        for (p, decomp) in [(2, "2x1"), (3, "1x3"), (4, "4x1")] {
+            let here = dir.join(format!("{order}-{p}-{decomp}"));
+            let mut a = args.to_vec();
+            a.extend(["--decomp", decomp, "--out", here.to_str().unwrap()]);
+            let out = mpiexec(p, &a);
+            assert!(out.status.success(), "P = {p}: {}", text(&out));
+            for f in [
+                "wavefield.npy",
+                "seismogram.npy",
+                "snapshots/00040.npy",
+                "snapshots/00080.npy",
+            ] {
+                same_file(&one.join(f), &here.join(f));
+            }
+            assert!(here.join("snapshots/00040.png").is_file());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_3d_decompositions_are_errors_on_every_rank() {
+    // 24 x 20 x 12, order 8 (radius 4): every case fails on every rank before any step.
+    let grid = [
+        "--nz",
+        "24",
+        "--ny",
+        "20",
+        "--nx",
+        "12",
+        "--nt",
+        "5",
+        "--src-x",
+        "6",
+        "--space-order",
+        "8",
+        "--out",
+        "/nonexistent/never",
+    ];
+    for (p, extra, needle) in [
+        // Two factors for a 3D grid.
+        (
+            4,
+            &["--decomp", "2x2"][..],
+            "`2x2` is not a decomposition of 3 axes",
+        ),
+        // Three factors, product 4 on 3 ranks.
+        (
+            3,
+            &["--decomp", "2x1x2"][..],
+            "has 4 parts but the run has 3 MPI ranks",
+        ),
+        // 12 columns in 4 parts of 3 < radius 4.
+        (
+            4,
+            &["--decomp", "1x1x4"][..],
+            "thinner than the stencil radius 4",
+        ),
+        // A 3D layer must be named: the distributed step has the sponge only.
+        (2, &["--absorb", "4"][..], "--boundary sponge"),
+        (2, &["--absorb", "5", "--boundary", "pml"][..], "PML"),
     ] {
-        let mut args = vec!["--nz", "60", "--nx", "60", "--nt", "5"];
+        let mut args = grid.to_vec();
         args.extend_from_slice(extra);
-        args.extend_from_slice(&["--out", "/nonexistent/never"]);
-        let out = mpiexec(2, &args);
+        let out = mpiexec(p, &args);
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        assert!(text(&out).contains(needle), "{}", text(&out));
+        assert_eq!(text(&out).matches(needle).count(), p, "{}", text(&out));
     }
 }
 

@@ -125,7 +125,9 @@ impl<const D: usize> Decomposition<D> {
                             .product::<usize>()
                 })
                 .sum();
-            if best.as_ref().is_none_or(|(c, _)| cut < *c) {
+            // Candidates come in increasing order of the outer parts: on a tie the later
+            // one, with more parts along outer axes, wins.
+            if best.as_ref().is_none_or(|(c, _)| cut <= *c) {
                 best = Some((cut, *p));
             }
         });
@@ -348,6 +350,21 @@ mod tests {
         assert_eq!(
             Decomposition::balanced([64, 64, 64], 8, 2).unwrap().parts(),
             [2, 2, 2]
+        );
+        // Ties go to the outer axes: whole planes or rows, contiguous faces.
+        assert_eq!(
+            Decomposition::balanced([300, 300, 300], 2, 4)
+                .unwrap()
+                .parts(),
+            [2, 1, 1]
+        );
+        assert_eq!(
+            Decomposition::balanced([40, 40, 40], 4, 2).unwrap().parts(),
+            [2, 2, 1]
+        );
+        assert_eq!(
+            Decomposition::balanced([400, 400], 2, 2).unwrap().parts(),
+            [2, 1]
         );
         // 3 ranks on a grid only 5 wide in x: x parts of 1 point are refused.
         assert_eq!(
