@@ -1,13 +1,13 @@
 //! The distributed solver against the single-process one, bit for bit: the parent test runs
 //! this binary's `child` test under `mpiexec -n P` for P = 1..4; each child runs a set of
 //! configurations, 2D and 3D (orders, source modes, absorbing layer spanning ranks, sources
-//! and receivers on rank boundaries, uneven splits, a velocity file, both precisions, split
+//! and receivers on rank boundaries, uneven splits, the sponge and the PML, a velocity file, both precisions, split
 //! kernels) under every decomposition of P and compares with `WaveSimulator` on rank 0.
 
 use ppstencil::dist::mpi::traits::*;
 use ppstencil::dist::{mpi, DistributedSimulator};
 use ppstencil::model::VelocityModel;
-use ppstencil::solver::{Dims, Layer, SourceMode, StepKernels, WaveConfig, WaveKernels};
+use ppstencil::solver::{Boundary, Dims, Layer, SourceMode, StepKernels, WaveConfig, WaveKernels};
 use ppstencil::{Real, Serial, WaveSimulator};
 use std::process::Command;
 
@@ -35,8 +35,7 @@ fn configs() -> Vec<WaveConfig> {
             .map(|x| (31, x))
             .chain((2..59).map(|z| (z, 27)))
             .collect(),
-        // The distributed step has the sponge layer (the PML is single-process for now).
-        boundary: ppstencil::solver::Boundary::Sponge,
+        boundary: Boundary::Sponge,
         ..WaveConfig::paper()
     };
     vec![
@@ -59,6 +58,37 @@ fn configs() -> Vec<WaveConfig> {
         WaveConfig {
             kernels: StepKernels::Split,
             absorb: 5,
+            ..base.clone()
+        },
+        // The PML: its layer spans ranks; with 20 cells the 3- and 4-way splits (rows 21,
+        // 16 and columns 18, 14) cut it, so its memory variables must be computed on both
+        // sides of a rank boundary (order 2 below: a halo of 4 for a radius of 1).
+        WaveConfig {
+            boundary: Boundary::Pml,
+            absorb: 20,
+            ..base.clone()
+        },
+        WaveConfig {
+            boundary: Boundary::Pml,
+            space_order: 8,
+            source_mode: SourceMode::Add,
+            absorb: 14,
+            src_z: 30,
+            src_x: 26,
+            ..base.clone()
+        },
+        WaveConfig {
+            boundary: Boundary::Pml,
+            space_order: 2,
+            absorb: 16,
+            src_z: 15,
+            src_x: 15,
+            ..base.clone()
+        },
+        WaveConfig {
+            boundary: Boundary::Pml,
+            kernels: StepKernels::Split,
+            absorb: 8,
             ..base.clone()
         },
     ]
@@ -92,7 +122,7 @@ fn configs_3d() -> Vec<WaveConfig> {
             .chain((2..19).map(|z| (z, 10, 9)))
             .chain((2..17).map(|y| (5, y, 4)))
             .collect(),
-        boundary: ppstencil::solver::Boundary::Sponge,
+        boundary: Boundary::Sponge,
         ..WaveConfig::paper()
     };
     // A velocity file that differs at every point, so a misplaced model shows.
@@ -118,6 +148,22 @@ fn configs_3d() -> Vec<WaveConfig> {
         WaveConfig {
             absorb: 5,
             velocity: Some(VelocityModel::new_3d(nz, ny, nx, values).unwrap()),
+            ..base.clone()
+        },
+        // An 8-cell PML is cut by the 4-way splits' planes 6 and 16 (z) and columns 5 and 13.
+        WaveConfig {
+            boundary: Boundary::Pml,
+            absorb: 8,
+            ..base.clone()
+        },
+        WaveConfig {
+            boundary: Boundary::Pml,
+            space_order: 8,
+            source_mode: SourceMode::Add,
+            absorb: 5,
+            src_z: 5,
+            src_y: 5,
+            src_x: 12,
             ..base.clone()
         },
     ]

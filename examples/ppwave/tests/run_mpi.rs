@@ -144,7 +144,7 @@ fn bad_decompositions_are_errors_on_every_rank() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("thinner than the stencil radius 4"),
+        text(&out).contains("thinner than the halo width 4"),
         "{}",
         text(&out)
     );
