@@ -1,13 +1,13 @@
 //! The distributed solver against the single-process one, bit for bit: the parent test runs
 //! this binary's `child` test under `mpiexec -n P` for P = 1..4; each child runs a set of
-//! configurations, 2D and 3D (orders, source modes, sponge and 2D PML spanning ranks, sources
-//! and receivers on rank boundaries, uneven splits, a velocity file, both precisions, split
+//! configurations, 2D and 3D (orders, source modes, the sponge and the PML spanning ranks,
+//! sources and receivers on rank boundaries, uneven splits, a velocity file, both precisions, split
 //! kernels) under every decomposition of P and compares with `WaveSimulator` on rank 0.
 
 use ppstencil::dist::mpi::traits::*;
 use ppstencil::dist::{mpi, DistributedSimulator};
 use ppstencil::model::VelocityModel;
-use ppstencil::solver::{Dims, Layer, SourceMode, StepKernels, WaveConfig, WaveKernels};
+use ppstencil::solver::{Boundary, Dims, Layer, SourceMode, StepKernels, WaveConfig, WaveKernels};
 use ppstencil::{Real, Serial, WaveSimulator};
 use std::process::Command;
 
@@ -35,7 +35,7 @@ fn configs() -> Vec<WaveConfig> {
             .map(|x| (31, x))
             .chain((2..59).map(|z| (z, 27)))
             .collect(),
-        boundary: ppstencil::solver::Boundary::Sponge,
+        boundary: Boundary::Sponge,
         ..WaveConfig::paper()
     };
     vec![
@@ -61,19 +61,28 @@ fn configs() -> Vec<WaveConfig> {
             ..base.clone()
         },
         // The PML (halo 4: psi computed 2 cells into the halo), across ranks, with the
-        // fused step at order 8 and the split kernels. 22 cells put the rank boundaries of
-        // the 3- and 4-way splits inside the layer, where the psi of the halo is read.
+        // fused step at orders 8 and 2 (radius 1, halo 4) and the split kernels. 20 and 22
+        // cells put the rank boundaries of the 3- and 4-way splits (rows 21, 16, columns 18,
+        // 14) inside the layer, where the psi of the halo is read.
         WaveConfig {
             space_order: 8,
             absorb: 22,
-            boundary: ppstencil::solver::Boundary::Pml,
+            boundary: Boundary::Pml,
             source_mode: SourceMode::Add,
+            ..base.clone()
+        },
+        WaveConfig {
+            space_order: 2,
+            absorb: 20,
+            boundary: Boundary::Pml,
+            src_z: 15,
+            src_x: 15,
             ..base.clone()
         },
         WaveConfig {
             kernels: StepKernels::Split,
             absorb: 14,
-            boundary: ppstencil::solver::Boundary::Pml,
+            boundary: Boundary::Pml,
             ..base.clone()
         },
     ]
@@ -107,7 +116,7 @@ fn configs_3d() -> Vec<WaveConfig> {
             .chain((2..19).map(|z| (z, 10, 9)))
             .chain((2..17).map(|y| (5, y, 4)))
             .collect(),
-        boundary: ppstencil::solver::Boundary::Sponge,
+        boundary: Boundary::Sponge,
         ..WaveConfig::paper()
     };
     // A velocity file that differs at every point, so a misplaced model shows.
@@ -133,6 +142,22 @@ fn configs_3d() -> Vec<WaveConfig> {
         WaveConfig {
             absorb: 5,
             velocity: Some(VelocityModel::new_3d(nz, ny, nx, values).unwrap()),
+            ..base.clone()
+        },
+        // An 8-cell PML is cut by the 4-way splits' planes 6 and 16 (z) and columns 5 and 13.
+        WaveConfig {
+            boundary: Boundary::Pml,
+            absorb: 8,
+            ..base.clone()
+        },
+        WaveConfig {
+            boundary: Boundary::Pml,
+            space_order: 8,
+            source_mode: SourceMode::Add,
+            absorb: 5,
+            src_z: 5,
+            src_y: 5,
+            src_x: 12,
             ..base.clone()
         },
     ]
@@ -229,6 +254,32 @@ fn child() {
     // A decomposition that does not match the ranks is an error on every rank, before any
     // message.
     let wrong = Some([world.size() as usize + 1, 1]);
+    // A PML widens the halo to 4: ranks of 3 rows are thick enough for the radius 1 of
+    // order 2 with the sponge, too thin with the PML.
+    let ranks = world.size() as usize;
+    if ranks > 1 {
+        let thin = |boundary| WaveConfig {
+            nz: 3 * ranks,
+            src_z: 2,
+            absorb: 2,
+            space_order: 2,
+            boundary,
+            layers: vec![],
+            receivers: vec![(2, 10)],
+            ..configs()[0].clone()
+        };
+        let parts = Some([ranks, 1]);
+        let made =
+            |c| DistributedSimulator::<Serial, f32>::new(Serial, c, world.duplicate(), parts);
+        assert!(made(thin(Boundary::Sponge)).is_ok());
+        let e = made(thin(Boundary::Pml))
+            .err()
+            .expect("too thin for the PML's halo");
+        assert!(
+            e.to_string().contains("thinner than the halo width 4"),
+            "{e}"
+        );
+    }
     let e = DistributedSimulator::<Serial, f32>::new(
         Serial,
         configs()[0].clone(),

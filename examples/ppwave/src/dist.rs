@@ -2,8 +2,8 @@
 //! `--decomp`, every rank runs its part of the grid with
 //! `ppstencil::dist::DistributedSimulator`, rank 0 gathers the results and writes the same
 //! files as a single-process run (wavefield, velocity, seismogram, their pictures, run.json
-//! with the ranks, the decomposition and the time in exchange vs compute). A 3D run with a
-//! layer must name `--boundary sponge` (the one kind distributed runs have). Error policy: what every rank checks the same way (the
+//! with the ranks, the decomposition and the time in exchange vs compute). Error policy: what
+//! every rank checks the same way (the
 //! options, the decomposition) is an error on every rank, before any step; a failure on one
 //! rank (a value that is not finite, an output that cannot be written) prints the error and
 //! stops all ranks with `MPI_Abort`, so none hangs. Snapshots (`--snapshot-every`) are
@@ -19,11 +19,9 @@ pub fn under_mpiexec() -> bool {
 }
 
 /// Runs `plan` over MPI when started by `mpiexec` or given `--decomp`; `None`: run it in
-/// one process as usual. `boundary_named`: whether the user named `--boundary` (flag or
-/// config file), which a distributed 3D run with a layer requires.
+/// one process as usual.
 #[cfg(not(feature = "mpi"))]
-pub fn run_distributed(plan: &Plan, boundary_named: bool) -> anyhow::Result<Option<RunSummary>> {
-    let _ = boundary_named;
+pub fn run_distributed(plan: &Plan) -> anyhow::Result<Option<RunSummary>> {
     if plan.options.decomp.is_some() {
         return Err(crate::BadInput(
             "--decomp needs ppwave built with MPI: `cargo build --release -p ppwave --features mpi` \
@@ -65,23 +63,20 @@ mod with_mpi {
     }
 
     /// See the module docs.
-    pub fn run_distributed(
-        plan: &Plan,
-        boundary_named: bool,
-    ) -> anyhow::Result<Option<RunSummary>> {
+    pub fn run_distributed(plan: &Plan) -> anyhow::Result<Option<RunSummary>> {
         let o = &plan.options;
         if o.decomp.is_none() && !under_mpiexec() {
             return Ok(None);
         }
         match plan.config.dims() {
-            3 => run_in::<3>(plan, boundary_named),
-            _ => run_in::<2>(plan, boundary_named),
+            3 => run_in::<3>(plan),
+            _ => run_in::<2>(plan),
         }
         .map(Some)
     }
 
     /// The distributed run of a `D`-dimensional plan.
-    fn run_in<const D: usize>(plan: &Plan, boundary_named: bool) -> anyhow::Result<RunSummary>
+    fn run_in<const D: usize>(plan: &Plan) -> anyhow::Result<RunSummary>
     where
         Dims<D>: WaveKernels<D>,
     {
@@ -95,17 +90,6 @@ mod with_mpi {
             })?),
             None => None,
         };
-        // The distributed step has the sponge only: a 3D layer must be named, so no run
-        // silently differs from its single-process twin should that pick another kind.
-        if D == 3 && plan.config.absorb > 0 && !boundary_named {
-            return Err(BadInput(format!(
-                "--absorb {} in a distributed 3D run needs the layer's kind named: add \
-                 --boundary sponge (the one kind distributed runs have; the PML runs in one \
-                 process only for now)",
-                plan.config.absorb
-            ))
-            .into());
-        }
         let Some(universe) = mpi::initialize() else {
             anyhow::bail!("MPI was already initialised in this process");
         };

@@ -570,8 +570,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunSummary> {
     if plan.options.shots.is_some() {
         return crate::shots::run_shots(&plan);
     }
-    let boundary_named = args.boundary.is_some() || plan.from_file.contains("boundary");
-    if let Some(summary) = crate::dist::run_distributed(&plan, boundary_named)? {
+    if let Some(summary) = crate::dist::run_distributed(&plan)? {
         return Ok(summary);
     }
     for w in &plan.warnings {

@@ -33,7 +33,7 @@ fn axis_name(dims: usize, a: usize) -> &'static str {
 impl<const D: usize> Decomposition<D> {
     /// The decomposition of `shape` into `parts`, checked: every axis has at least one part,
     /// and every part is at least `radius` points thick along every split axis (the halo a
-    /// neighbour needs must come from one rank).
+    /// neighbour needs must come from one rank): `radius` is the halo's width.
     pub fn new(shape: [usize; D], parts: [usize; D], radius: usize) -> Result<Self> {
         let d = Decomposition { shape, parts };
         for a in 0..D {
@@ -52,8 +52,8 @@ impl<const D: usize> Decomposition<D> {
                     d.to_string(),
                     format!(
                         "splits the {} axis ({n} points) into {p} parts, the thinnest {thinnest} \
-                         points thick, thinner than the stencil radius {radius} (the halo a \
-                         neighbour needs); use at most {} parts along {}, or a larger grid",
+                         points thick, thinner than the halo width {radius} (the stencil \
+                         radius, at least 4 with a PML: the cells a neighbour needs); use at most {} parts along {}, or a larger grid",
                         axis_name(D, a),
                         (n / radius.max(1)).max(1),
                         axis_name(D, a)
@@ -137,8 +137,8 @@ impl<const D: usize> Decomposition<D> {
                 "ranks",
                 ranks,
                 format!(
-                    "cannot split the grid {} into {ranks} parts none thinner than the stencil \
-                     radius {radius}; use fewer MPI ranks or a larger grid",
+                    "cannot split the grid {} into {ranks} parts none thinner than the halo \
+                     width {radius} (the stencil radius, at least 4 with a PML); use fewer MPI ranks or a larger grid",
                     crate::launch::Shape(shape.to_vec())
                 ),
             )),
@@ -328,7 +328,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("thinner than the stencil radius 2") && e.contains("at most 4 parts"),
+            e.contains("thinner than the halo width 2") && e.contains("at most 4 parts"),
             "{e}"
         );
         assert!(Decomposition::<2>::parse_parts("2x").is_err());

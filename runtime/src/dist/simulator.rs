@@ -16,8 +16,9 @@ use crate::kernels::{FdPxx, FdPzz, FdTime};
 use crate::launch::{axes, launch_in_region};
 use crate::receivers::Seismogram;
 use crate::solver::{
-    absorbing_eta, layer_depth, non_finite, position_words, source_sample, Dims, SourceMode,
-    StepKernels, WaveConfig, WaveKernels, FINITE_CHECK_EVERY,
+    absorbing_eta, layer_boxes, layer_depth, non_finite, position_words, source_sample, Boundary,
+    Dims, Pml, PmlRows, SourceMode, StepKernels, WaveConfig, WaveKernels, FINITE_CHECK_EVERY,
+    PML_HALO, PML_RADIUS,
 };
 use crate::{Error, ExecutionSpace, MemSpaceHost, Param, Real, Result, ScalarField};
 use mpi::datatype::Equivalence;
@@ -68,6 +69,15 @@ pub struct DistributedSimulator<
     comm: SimpleCommunicator,
     decomp: Decomposition<D>,
     element: PhantomData<T>,
+}
+
+/// The halo of a rank's fields: the stencil's radius, and with a PML at least [`PML_HALO`]
+/// (each rank computes the PML's memory variables next to its points itself).
+fn halo_width(c: &WaveConfig) -> usize {
+    match c.layer() {
+        Some(Boundary::Pml) => c.radius().max(PML_HALO),
+        _ => c.radius(),
+    }
 }
 
 /// The `[z, y, x]` point of a `D`-dimensional index (`y` = 0 in 2D).
@@ -135,14 +145,6 @@ where
                 ),
             ));
         }
-        // What the distributed step does not do yet is refused, never silently replaced.
-        if config.layer() == Some(crate::solver::Boundary::Pml) {
-            return Err(Error::invalid(
-                Param::Boundary,
-                "pml",
-                "distributed runs have the sponge layer only for now: use boundary sponge, or one process",
-            ));
-        }
         if D != 2 && config.kernels == StepKernels::Split {
             return Err(Error::invalid(
                 Param::Other("kernels".into()),
@@ -152,7 +154,7 @@ where
         }
         let ranks = comm.size() as usize;
         let shape = d_point::<D>([config.nz, config.ny, config.nx]);
-        let r = config.radius();
+        let r = halo_width(&config);
         let decomp = match parts {
             Some(p) => Decomposition::for_ranks(shape, p, ranks, r)?,
             None => Decomposition::balanced(shape, ranks, r)?,
@@ -199,11 +201,11 @@ where
         let d = &self.decomp;
         let shape = d.shape();
         let own = d.owned(rank);
-        let local = d.local(rank, r);
+        let local = d.local(rank, halo_width(&c));
         let origin = local.clone().map(|a| a.start);
         let lshape = local.clone().map(|a| a.len());
         let v = field_from::<T, D>(lshape, origin, |g| T::lit(c.velocity_at_zyx(zyx_point(g))))?;
-        let eta = if c.absorb > 0 {
+        let eta = if c.layer() == Some(Boundary::Sponge) {
             let w = c.absorb;
             let vs = v.as_slice();
             // The depths along each axis add their contributions (z, then y, x), as in one
@@ -275,7 +277,35 @@ where
                 (None, None)
             }
         };
-        let mut halo = HaloExchange::<T>::new(d, rank, r);
+        // The PML: its update on this rank's part of the layer's boxes, its memory variables
+        // `psi` also PML_RADIUS cells beyond (from the exchanged halo), as one process
+        // computes them there.
+        let mut pml = match c.layer() {
+            Some(Boundary::Pml) => {
+                let boxes = layer_boxes(shape, c.absorb, r.max(PML_RADIUS));
+                let beyond: [Range<usize>; D] = std::array::from_fn(|a| {
+                    own[a].start.saturating_sub(PML_RADIUS)..(own[a].end + PML_RADIUS).min(shape[a])
+                });
+                let cut = |part: &[Range<usize>; D]| -> Vec<[Range<usize>; D]> {
+                    boxes
+                        .iter()
+                        .map(|b| to_local(&intersect(b, part), origin))
+                        .filter(|b| !is_empty(b))
+                        .collect()
+                };
+                Some(Pml::<MemSpaceHost, T, D>::prepare_part(
+                    &c,
+                    &v,
+                    origin,
+                    shape,
+                    cut(&beyond),
+                    cut(&own),
+                    c.kernels == StepKernels::Split,
+                )?)
+            }
+            _ => None,
+        };
+        let mut halo = HaloExchange::<T>::new(d, rank, halo_width(&c));
         let mut compute = Duration::ZERO;
         let step_on = |b: &[Range<usize>; D],
                        pnew: &mut Field<T, D>,
@@ -321,6 +351,10 @@ where
             }
             if let (SourceMode::Add, Some(at)) = (c.source_mode, src) {
                 Dims::<D>::add_source(space, &mut pnew, w, at)?;
+            }
+            if let Some(pml) = &mut pml {
+                let kv2 = (c.kernels == StepKernels::Fused).then_some(&kv2);
+                pml.step(space, &mut pnew, &p, kv2, &PmlRows::ALL)?;
             }
             if let Some(eta) = &eta {
                 for b in &layer {

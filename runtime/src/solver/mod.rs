@@ -57,11 +57,12 @@ pub use physics::{
 };
 pub use pml::{
     layer_boxes, pml_profile, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK, DEFAULT_PML_DEGREE,
-    DEFAULT_PML_R, MAX_PML_DEGREE, PML_RADIUS,
+    DEFAULT_PML_R, MAX_PML_DEGREE, PML_HALO, PML_RADIUS,
 };
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
 #[cfg(feature = "mpi")]
 pub(crate) use {
     physics::{layer_depth, source_sample},
+    pml::{Pml, PmlRows},
     simulator::{non_finite, position_words},
 };

@@ -192,14 +192,18 @@ fn depth(i: usize, n: usize, width: usize) -> usize {
 /// computed on the boxes only: `4 D` fields (8 in 2D, 12 in 3D; one more with the split
 /// kernels, which have no `kv2` of their own). The profiles must be full fields, not 1D
 /// profiles per axis, because `d0` depends on the local velocity.
-pub(super) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
+pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     a: Vec<ScalarField<M, T, D>>,
     b: Vec<ScalarField<M, T, D>>,
     psi: Vec<ScalarField<M, T, D>>,
     zeta: Vec<ScalarField<M, T, D>>,
     /// `(dt/dh)² v²` for the split kernels (the fused step brings its own).
     kv2: Option<ScalarField<M, T, D>>,
-    /// The boxes of the layer, inside the interior's zero border.
+    /// Where `psi` is computed: the boxes of the layer, or for a part of the grid the
+    /// layer's boxes cut to the part's points and the [`PML_RADIUS`] cells around them.
+    psi_boxes: Vec<[Range<usize>; D]>,
+    /// Where `zeta` and the pressure are updated: the boxes of the layer, inside the
+    /// interior's zero border (for a part of the grid, cut to its points).
     boxes: Vec<[Range<usize>; D]>,
 }
 
@@ -209,39 +213,61 @@ pub(super) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
 /// (`simulator/blocked.rs`) goes band by band, `psi` complete [`PML_RADIUS`] rows beyond a
 /// band before the band's update, which reads it there.
 #[derive(Clone, Debug)]
-pub(super) struct PmlRows {
+pub(crate) struct PmlRows {
     /// Rows of `pml_psi`.
-    pub(super) psi: Range<usize>,
+    pub(crate) psi: Range<usize>,
     /// Rows of `pml_update`.
-    pub(super) update: Range<usize>,
+    pub(crate) update: Range<usize>,
 }
 
 impl PmlRows {
     /// Every row: the whole layer.
-    pub(super) const ALL: PmlRows = PmlRows {
+    pub(crate) const ALL: PmlRows = PmlRows {
         psi: 0..usize::MAX,
         update: 0..usize::MAX,
     };
 }
 
+/// The halo a part of the grid needs for its PML (distributed runs): the update of a point
+/// reads `psi` [`PML_RADIUS`] cells away, and each `psi` reads the pressure [`PML_RADIUS`]
+/// cells further; a part computes those `psi` itself rather than exchanging them.
+pub const PML_HALO: usize = 2 * PML_RADIUS;
+
 impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
     /// with the interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
-    pub(super) fn prepare(
+    pub(crate) fn prepare(
         c: &super::WaveConfig,
         v: &ScalarField<crate::MemSpaceHost, T, D>,
         edge: usize,
         own_kv2: bool,
     ) -> Result<Self> {
+        let boxes = layer_boxes(v.shape(), c.absorb, edge.max(PML_RADIUS));
+        Self::prepare_part(c, v, [0; D], v.shape(), boxes.clone(), boxes, own_kv2)
+    }
+
+    /// The PML of a part of a grid of shape `global` (a rank's local fields in a distributed
+    /// run): `v` is the part's velocity, its point 0 being the grid's point `origin`, so the
+    /// profiles are those of the whole grid's layer at the same points; `psi_boxes` and
+    /// `boxes` are where the part computes `psi` and the update, in its own indices.
+    pub(crate) fn prepare_part(
+        c: &super::WaveConfig,
+        v: &ScalarField<crate::MemSpaceHost, T, D>,
+        origin: [usize; D],
+        global: [usize; D],
+        psi_boxes: Vec<[Range<usize>; D]>,
+        boxes: Vec<[Range<usize>; D]>,
+        own_kv2: bool,
+    ) -> Result<Self> {
         let (shape, w) = (v.shape(), c.absorb);
-        // A field of the grid from `f(velocity, index)`, computed on the host.
+        // A field of the part from `f(velocity, global index)`, computed on the host.
         let field = |f: &dyn Fn(f64, [usize; D]) -> f64| -> Result<ScalarField<M, T, D>> {
             let mut host = ScalarField::<crate::MemSpaceHost, T, D>::zeros(shape)?;
             for (k, (e, vel)) in host.as_mut_slice().iter_mut().zip(v.as_slice()).enumerate() {
                 let mut rest = k;
                 let mut index = [0usize; D];
                 for a in (0..D).rev() {
-                    index[a] = rest % shape[a];
+                    index[a] = origin[a] + rest % shape[a];
                     rest /= shape[a];
                 }
                 *e = T::lit(f(vel.to_f64(), index));
@@ -249,7 +275,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             ScalarField::from_host(&host)
         };
         let coef = |axis: usize, vel: f64, index: [usize; D]| {
-            let d = depth(index[axis], shape[axis], w);
+            let d = depth(index[axis], global[axis], w);
             pml_profile(&c.pml, d, w, vel, c.dh, c.dt, c.fpeak)
         };
         let dtdh2 = (c.dt / c.dh) * (c.dt / c.dh);
@@ -271,7 +297,8 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             psi,
             zeta,
             kv2,
-            boxes: layer_boxes(shape, w, edge.max(PML_RADIUS)),
+            psi_boxes,
+            boxes,
         })
     }
 
@@ -280,7 +307,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// reads `psi` at neighbours), with the kernels of [`WaveKernels`](super::WaveKernels)
     /// (`pml_psi`, `pml_update`; `_3d` in 3D). `kv2`: the fused step's `(dt/dh)² v²` (`None`
     /// with the split kernels: the PML's own). Only the boxes' parts in `rows`.
-    pub(super) fn step<E: ExecutionSpace<Memory = M>>(
+    pub(crate) fn step<E: ExecutionSpace<Memory = M>>(
         &mut self,
         space: &E,
         pnew: &mut ScalarField<M, T, D>,
@@ -312,7 +339,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             .collect();
         let mut ins = vec![p];
         ins.extend(&profiles);
-        for region in self.boxes.iter().filter_map(|b| cut(b, &rows.psi)) {
+        for region in self.psi_boxes.iter().filter_map(|b| cut(b, &rows.psi)) {
             let mut outs: Vec<_> = self.psi.iter_mut().rev().collect();
             launch_in_region::<<Dims<D> as WaveKernels<D>>::PmlPsi, E, T, D>(
                 space,

@@ -30,7 +30,7 @@ use super::{
 use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{trailing, Dims, WaveKernels};
-use crate::solver::pml::{layer_boxes, PmlRows, PML_RADIUS};
+use crate::solver::pml::{layer_boxes, PmlRows, PML_HALO, PML_RADIUS};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
 
@@ -119,7 +119,7 @@ where
         let shape = StepShape::for_stencil(info, 3, c.nz, plane * info.bytes_per_point::<T>())?;
         Ok(match c.layer() {
             Some(Boundary::Pml) => StepShape {
-                radius: shape.radius.max(2 * PML_RADIUS),
+                radius: shape.radius.max(PML_HALO),
                 ..shape
             },
             _ => shape,
