@@ -15,7 +15,7 @@ use ppstencil::kernels::{
     AddSource, AddSource3d, FdAbsorb, FdAbsorb3d, FdKv2, FdKv23d, FdPxx, FdPzz, FdStep10, FdStep12,
     FdStep14, FdStep16, FdStep2, FdStep3d10, FdStep3d12, FdStep3d14, FdStep3d16, FdStep3d2,
     FdStep3d4, FdStep3d6, FdStep3d8, FdStep4, FdStep6, FdStep8, FdTime, InjectSource,
-    InjectSource3d, PmlPsi, PmlUpdate,
+    InjectSource3d, PmlPsi, PmlPsi3d, PmlUpdate, PmlUpdate3d,
 };
 use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::Real;
@@ -347,6 +347,8 @@ fn check_all(backend: &str) {
         FdStep3d12::INFO,
         FdStep3d14::INFO,
         FdStep3d16::INFO,
+        PmlPsi3d::INFO,
+        PmlUpdate3d::INFO,
     ] {
         checked.push(info.name);
     }
@@ -420,7 +422,9 @@ fn check_all(backend: &str) {
         FdStep3d10,
         FdStep3d12,
         FdStep3d14,
-        FdStep3d16
+        FdStep3d16,
+        PmlPsi3d,
+        PmlUpdate3d
     );
     assert!(nd > 1000, "{nd} 1D/3D points compared");
 }
