@@ -249,7 +249,7 @@ fn bad_input_is_an_error_naming_the_fix() {
     let e = err(TimeBlock::Depth(76));
     assert!(e.contains("nt = 75") && e.contains("depth <= 75"), "{e}");
     let e = err(fixed(4, 3));
-    assert!(e.contains("at least 4 rows (radius 4)"), "{e}");
+    assert!(e.contains("at least 4 rows (lag 4)"), "{e}");
     let e = err(fixed(0, 3));
     assert!(e.contains("at least 1 time step"), "{e}");
     let e = "4:x".parse::<TimeBlock>().unwrap_err().to_string();
@@ -331,7 +331,7 @@ fn bad_input_and_auto_in_3d() {
     .run()
     .unwrap_err()
     .to_string();
-    assert!(e.contains("at least 4 rows (radius 4)"), "{e}");
+    assert!(e.contains("at least 4 rows (lag 4)"), "{e}");
     let mut sim = WaveSimulator::<Serial, f32, 3>::with_config(
         Serial,
         config3(8, SourceMode::Set, 0, TimeBlock::Auto),

@@ -64,7 +64,7 @@ fn a_3d_run_writes_3d_fields_equal_to_the_library() {
 }
 
 /// `--time-block K:B` in 3D: the run is blocked in bands of z-planes, run.json records it,
-/// and its wavefield and seismogram are `--time-block off`'s bit for bit (rayon, the sponge
+/// and its wavefield and seismogram are `--time-block off`'s bit for bit (rayon, the PML
 /// and receivers in the bands); `auto` on this small grid stays unblocked and says why.
 #[test]
 fn a_blocked_3d_run_equals_the_unblocked_one_and_records_it() {
@@ -90,13 +90,13 @@ fn a_blocked_3d_run_equals_the_unblocked_one_and_records_it() {
         (p, s, read_json(&out.join("run.json")))
     };
     let (p0, s0, off) = run("run-3d-tb-off", "off");
-    let (p1, s1, on) = run("run-3d-tb-on", "4:3");
+    let (p1, s1, on) = run("run-3d-tb-on", "4:4");
     let (p2, _, auto) = run("run-3d-tb-auto", "auto");
     assert_eq!(off["time_blocking"]["blocked"], false);
-    assert_eq!(on["time_block"], "4:3");
+    assert_eq!(on["time_block"], "4:4");
     assert_eq!(on["time_blocking"]["blocked"], true);
     assert_eq!(on["time_blocking"]["depth"], 4);
-    assert_eq!(on["time_blocking"]["band_planes"], 3);
+    assert_eq!(on["time_blocking"]["band_planes"], 4);
     assert_eq!(auto["time_blocking"]["blocked"], false);
     let why = auto["time_blocking"]["what"].as_str().unwrap();
     assert!(why.contains("last-level cache"), "{why}");

@@ -194,7 +194,8 @@ impl BlockPlan {
                 Param::TimeBlock,
                 format!("band of {band} rows"),
                 format!(
-                    "a band must hold the stencil's radius: use at least {min} rows (radius {})",
+                    "a band must hold the lag between steps (the stencil's radius, at least 4 \
+                     with a PML): use at least {min} rows (lag {})",
                     shape.radius
                 ),
             ));
@@ -453,7 +454,7 @@ mod tests {
         let e = BlockPlan::new(&s, 0, 8).unwrap_err().to_string();
         assert!(e.contains("at least 1 time step"), "{e}");
         let e = BlockPlan::new(&s, 4, 3).unwrap_err().to_string();
-        assert!(e.contains("at least 4 rows (radius 4)"), "{e}");
+        assert!(e.contains("at least 4 rows (lag 4)"), "{e}");
         assert!("0".parse::<TimeBlock>().is_err());
         assert!("fast".parse::<TimeBlock>().is_err());
         assert_eq!("auto".parse::<TimeBlock>().unwrap(), TimeBlock::Auto);
