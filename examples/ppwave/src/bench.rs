@@ -68,7 +68,8 @@ pub struct BenchArgs {
     /// Temporal blocking of the blocked step measured beside the single fused step on the
     /// host backends: auto (the plan `ppwave run` would use; on a 2D grid that fits in the
     /// cache, blocks of AUTO_DEPTH = 16 steps; in 3D (--ny), none where a run would not block,
-    /// saying why), K (steps per block), K:B (and rows per band, z-planes in 3D), or off.
+    /// saying why), K (steps per block), K:B (and rows per band, z-planes in 3D), K:BxW (and
+    /// tiles of W points along y in 3D, x in 2D), or off.
     /// In 3D the blocked and single steps are timed interleaved, round by round.
     #[arg(long, default_value = "auto", value_parser = crate::cli::parse_time_block)]
     pub time_block: TimeBlock,
@@ -1080,7 +1081,7 @@ fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize
         TimeBlock::Auto => match BlockPlan::auto_or_why(&shape, nz, cache.llc) {
             Ok(plan) => Some(plan),
             Err(why) => {
-                println!("  blocked step not measured: a run would not block ({why}); force one with --time-block K or K:B");
+                println!("  blocked step not measured: a run would not block ({why}); force one with --time-block K, K:B or K:BxW");
                 None
             }
         },
