@@ -519,9 +519,9 @@ pub fn wavefront(
 /// rows'. Why this is the unblocked result (write `t_j(y)` for the tile in which step `j`
 /// updates column `y`; it grows with `j` since `G_j` shrinks with `j`):
 /// - *reads are ready*: step `j` on column `y < G_j(t)` reads step `j - 1`'s level on
-///   columns `y' <= y + r < G_{j-1}(t)` (and `y' >= G_j(t-1) - r >= G_{j-1}(t-1) - 2r`, at
-///   least the domain's start, hence an earlier or the same tile), so `t_{j-1}(y') <= t`:
-///   an earlier tile, or the same tile, where the row wavefront orders it first;
+///   columns `y' <= y + r < G_j(t) + r = G_{j-1}(t)` (or `y'` is a border column, never
+///   written), so `t_{j-1}(y') <= t`: an earlier tile, or the same tile, where the row
+///   wavefront orders it first;
 /// - *nothing needed is overwritten*: step `j` on `(z, y)` overwrites the level read by
 ///   steps `j - L + 1 .. j - 1` on columns within `r`; those run in tiles `<= t` as above
 ///   (their fronts lie `r` or more ahead), ordered first by the row wavefront inside tile
