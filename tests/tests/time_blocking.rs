@@ -5,7 +5,8 @@
 //! `step_block` loop; a user's own two-level stencil (heat) blocked through the same API; and
 //! bad input. In 3D (bands of z-planes) the same: every order, uneven grids, bands crossing
 //! the source, the receivers and the sponge, set and add sources, f32 and f64, serial and
-//! rayon.
+//! rayon; and tiled along y (x in 2D) as well, `K:BxW`: every order, both sources, sponge,
+//! tiles narrower than the skew and not dividing the axis, serial/rayon, f32/f64.
 
 use ppstencil::launch::{launch_in, launch_in_region, Stencil};
 use ppstencil::solver::blocking::{ring_split, wavefront, BlockPlan, StepShape};
@@ -137,7 +138,11 @@ fn config3(order: usize, mode: SourceMode, absorb: usize, time_block: TimeBlock)
 }
 
 fn fixed(depth: usize, band: usize) -> TimeBlock {
-    TimeBlock::Fixed(BlockPlan { depth, band })
+    TimeBlock::Fixed(BlockPlan {
+        depth,
+        band,
+        tile: None,
+    })
 }
 
 #[test]
@@ -318,6 +323,100 @@ fn rayon_and_f64_3d() {
         &Serial,
         &config3(4, SourceMode::Add, 4, TimeBlock::Depth(16)),
     );
+}
+
+fn tiled(depth: usize, band: usize, tile: usize) -> TimeBlock {
+    TimeBlock::Fixed(BlockPlan {
+        depth,
+        band,
+        tile: Some(tile),
+    })
+}
+
+/// 3D, bands of z-planes tiled along y (`K:BxW`): every order, both sources, with and
+/// without the sponge, tiles of the radius (narrower than a block's skew `depth · r`), widths
+/// that do not divide the 19 - 2r rows of y, and one wider than the axis; serial f32.
+#[test]
+fn tiles_of_y_every_order_both_sources_serial_f32_3d() {
+    for order in (2..=16).step_by(2) {
+        let r = order / 2;
+        for mode in [SourceMode::Set, SourceMode::Add] {
+            for (depth, band, tile, absorb) in [
+                (5, r, r, 4),
+                (7, r + 2, r + 3, 0),
+                (4, r + 1, 2 * r + 1, 5),
+                (3, r, 40, 4),
+            ] {
+                same_bits_in::<_, f32, 3>(
+                    &Serial,
+                    &config3(order, mode, absorb, tiled(depth, band, tile)),
+                );
+            }
+        }
+    }
+}
+
+/// Tiles on rayon (whole launches and small tasks), in f64, in 3D (tiles of y) and 2D
+/// (tiles of x: the same generic sweep), crossing the source, receivers and sponge.
+#[test]
+fn tiles_on_rayon_f64_and_in_2d() {
+    let rayon = Rayon::with_threads(2).unwrap();
+    let small_tasks = Rayon::with_threads(2).unwrap().chunk_rows(1);
+    for order in [2, 8, 16] {
+        let r = order / 2;
+        for mode in [SourceMode::Set, SourceMode::Add] {
+            same_bits_in::<_, f32, 3>(&rayon, &config3(order, mode, 4, tiled(7, r + 1, r + 2)));
+            same_bits_in::<_, f32, 3>(&small_tasks, &config3(order, mode, 0, tiled(3, r, r)));
+            same_bits_in::<_, f64, 3>(&rayon, &config3(order, mode, 5, tiled(6, 2 * r, 3 * r)));
+            same_bits::<_, f32>(&rayon, &config(order, mode, 6, tiled(7, r + 1, r + 4)));
+            same_bits::<_, f64>(&Serial, &config(order, mode, 0, tiled(5, r, r)));
+            same_bits::<_, f32>(
+                &small_tasks,
+                &config(order, mode, 6, tiled(9, r, 2 * r + 1)),
+            );
+        }
+    }
+}
+
+/// Bad tiles: narrower than the radius, or with the PML (blocked in bands of whole rows
+/// only), are refused naming the fix; the plan that ran is what was asked for.
+#[test]
+fn bad_tiles_are_errors_naming_the_fix() {
+    let e = WaveSimulator::<Serial, f32, 3>::with_config(
+        Serial,
+        config3(8, SourceMode::Set, 0, tiled(4, 4, 3)),
+    )
+    .run()
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("at least 4 points (radius 4)"), "{e}");
+    let pml = WaveConfig {
+        boundary: ppstencil::solver::Boundary::Pml,
+        ..config3(4, SourceMode::Set, 6, tiled(4, 4, 8))
+    };
+    let e = WaveSimulator::<Serial, f32, 3>::with_config(Serial, pml)
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("drop the tile width (K:B)"), "{e}");
+    let mut sim = WaveSimulator::<Serial, f32, 3>::with_config(
+        Serial,
+        config3(4, SourceMode::Set, 0, tiled(4, 3, 5)),
+    );
+    sim.run().unwrap();
+    assert_eq!(
+        sim.blocking(),
+        Some(&Blocking::On(BlockPlan {
+            depth: 4,
+            band: 3,
+            tile: Some(5)
+        }))
+    );
+    assert!(sim
+        .blocking()
+        .unwrap()
+        .to_string()
+        .contains("tiles of 5 points"));
 }
 
 /// 3D bad input and auto: a band below the radius is refused naming the fix; auto on a grid

@@ -21,7 +21,7 @@ use crate::figures::{self, roofline};
 use anyhow::{Context, Result};
 use ppstencil::exec::{cache_sizes, simd, vectorized};
 use ppstencil::launch::{launch_in, Region, Stencil, StencilInfo};
-use ppstencil::solver::blocking::{ring_split, wavefront, BlockPlan, StepShape, AUTO_DEPTH};
+use ppstencil::solver::blocking::{ring_split, wavefront_tiled, BlockPlan, StepShape, AUTO_DEPTH};
 use ppstencil::solver::TimeBlock;
 use ppstencil::{kernels, ExecutionSpace, HostField, MemSpaceHost, Rayon, ScalarField, Serial};
 use rayon::prelude::*;
@@ -68,7 +68,8 @@ pub struct BenchArgs {
     /// Temporal blocking of the blocked step measured beside the single fused step on the
     /// host backends: auto (the plan `ppwave run` would use; on a 2D grid that fits in the
     /// cache, blocks of AUTO_DEPTH = 16 steps; in 3D (--ny), none where a run would not block,
-    /// saying why), K (steps per block), K:B (and rows per band, z-planes in 3D), or off.
+    /// saying why), K (steps per block), K:B (and rows per band, z-planes in 3D), K:BxW (and
+    /// tiles of W points along y in 3D, x in 2D), or off.
     /// In 3D the blocked and single steps are timed interleaved, round by round.
     #[arg(long, default_value = "auto", value_parser = crate::cli::parse_time_block)]
     pub time_block: TimeBlock,
@@ -491,12 +492,12 @@ fn bench_space<E: ExecutionSpace>(
         let mut level = 0;
         let (block_s, block_min) = time(repeat, || {
             space.install(|| {
-                wavefront(&shape, &plan, plan.depth, |j, band| {
+                wavefront_tiled(&shape, &plan, plan.depth, |j, band, cols| {
                     let (out, ins) = ring_split(&mut ring, (level + j + 2) % 3);
                     launch_in::<kernels::FdStep4, E, f32>(
                         space,
                         band,
-                        shape.radius..nx - shape.radius,
+                        cols,
                         &mut [out],
                         &[ins[0], ins[1], &kv2],
                         &[],
@@ -531,12 +532,7 @@ fn bench_space<E: ExecutionSpace>(
 /// the IR's compulsory bytes per point.
 fn step_shape(nz: usize, nx: usize) -> Result<StepShape> {
     let info = kernels::FdStep4::INFO;
-    Ok(StepShape::for_stencil(
-        &info,
-        3,
-        nz,
-        nx * info.bytes_per_point::<f32>(),
-    )?)
+    Ok(StepShape::for_stencil(&info, 3, nz, nx * info.bytes_per_point::<f32>())?.with_axis1(nx)?)
 }
 
 /// The plan of the blocked step `--time-block` asks for (`None`: off). `auto` takes the
@@ -549,13 +545,14 @@ fn blocked_plan(time_block: TimeBlock, nz: usize, nx: usize) -> Result<Option<Bl
         TimeBlock::Auto => Some(BlockPlan::auto(&shape, nz, llc).unwrap_or(BlockPlan {
             depth: AUTO_DEPTH,
             band: BlockPlan::band_for(&shape, AUTO_DEPTH, llc),
+            tile: None,
         })),
         TimeBlock::Depth(k) => Some(BlockPlan::new(
             &shape,
             k,
             BlockPlan::band_for(&shape, k, llc),
         )?),
-        TimeBlock::Fixed(plan) => Some(BlockPlan::new(&shape, plan.depth, plan.band)?),
+        TimeBlock::Fixed(plan) => Some(plan.checked(&shape)?),
     })
 }
 
@@ -796,8 +793,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             s.median_s * 1e3,
             s.gpoints,
             s.plan.map_or(String::new(), |p| format!(
-                "   ({} steps per block, bands of {} rows)",
-                p.depth, p.band
+                "   ({} steps per block, bands of {} rows{})",
+                p.depth,
+                p.band,
+                p.tile
+                    .map_or(String::new(), |w| format!(", tiles of {w} columns"))
             ))
         )?;
     }
@@ -843,7 +843,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "steps": step_rows.iter().map(|s| json!({
             "backend": s.backend, "variant": s.variant, "median_s": s.median_s,
             "gpoints_per_s": s.gpoints,
-            "time_block": s.plan.map(|p| json!({ "depth": p.depth, "band_rows": p.band })),
+            "time_block": s.plan.map(|p| json!({ "depth": p.depth, "band_rows": p.band, "tile": p.tile })),
         })).collect::<Vec<Value>>(),
         "blocked_over_fused": blocked.iter().map(|(b, x)| (b.clone(), json!(x)))
             .collect::<serde_json::Map<String, Value>>(),
@@ -977,9 +977,9 @@ fn time_3d<E: ExecutionSpace>(
         if let Some(plan) = plan {
             let start = Instant::now();
             space.install(|| {
-                wavefront(&shape, &plan, k, |j, band| {
+                wavefront_tiled(&shape, &plan, k, |j, band, cols| {
                     let (out, ins) = ring_split(&mut ring, (level + j + 2) % 3);
-                    let region = [band, r..ny - r, r..nx - r];
+                    let region = [band, cols, r..nx - r];
                     kernels::fd_step_3d_in(space, order, region, out, ins[0], ins[1], &kv2)
                 })
             })?;
@@ -999,12 +999,10 @@ fn time_3d<E: ExecutionSpace>(
 /// levels, a z-plane of the IR's compulsory bytes per point.
 fn step_shape_3d(order: usize, [nz, ny, nx]: [usize; 3]) -> Result<StepShape> {
     let info = kernels::fd_step_3d_info(order)?;
-    Ok(StepShape::for_stencil(
-        info,
-        3,
-        nz,
-        ny * nx * info.bytes_per_point::<f32>(),
-    )?)
+    Ok(
+        StepShape::for_stencil(info, 3, nz, ny * nx * info.bytes_per_point::<f32>())?
+            .with_axis1(ny)?,
+    )
 }
 
 /// `ppwave bench --ny N`: the triad bandwidth on 1 and `threads` threads, then the 3D fused
@@ -1083,7 +1081,7 @@ fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize
         TimeBlock::Auto => match BlockPlan::auto_or_why(&shape, nz, cache.llc) {
             Ok(plan) => Some(plan),
             Err(why) => {
-                println!("  blocked step not measured: a run would not block ({why}); force one with --time-block K or K:B");
+                println!("  blocked step not measured: a run would not block ({why}); force one with --time-block K, K:B or K:BxW");
                 None
             }
         },
@@ -1092,13 +1090,14 @@ fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize
             k,
             BlockPlan::band_for(&shape, k, cache.llc),
         )?),
-        TimeBlock::Fixed(p) => Some(BlockPlan::new(&shape, p.depth, p.band)?),
+        TimeBlock::Fixed(p) => Some(p.checked(&shape)?),
     };
     if let Some(p) = plan {
         println!(
-            "  blocked = {name} with temporal blocking: {} steps per block, bands of {} z-planes ({} in flight of {} per plane), timed interleaved with {} single steps; time per step = block time / {}",
+            "  blocked = {name} with temporal blocking: {} steps per block, bands of {} z-planes{} ({} in flight of {} per plane), timed interleaved with {} single steps; time per step = block time / {}",
             p.depth,
             p.band,
+            p.tile.map_or(String::new(), |w| format!(", tiles of {w} y-rows")),
             p.rows_in_flight(&shape),
             mib(shape.row_bytes),
             p.depth,
@@ -1159,7 +1158,7 @@ fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize
             );
             rows.push(json!({
                 "backend": b, "threads": t, "kernel": name, "variant": variant,
-                "time_block": (variant == "blocked").then(|| plan.map(|p| json!({"depth": p.depth, "band_planes": p.band}))).flatten(),
+                "time_block": (variant == "blocked").then(|| plan.map(|p| json!({"depth": p.depth, "band_planes": p.band, "tile": p.tile}))).flatten(),
                 "median_s": median, "gbs": gbs,
                 "gflops": gflops, "gpoints_per_s": points / median / 1e9, "pct_of_triad": pct,
             }));

@@ -278,9 +278,10 @@ pub struct RunArgs {
     pub snapshot_every: Option<usize>,
     /// Temporal blocking: several time steps per pass over the grid, bit-identical results.
     /// `auto` blocks where the fields exceed the last-level cache (host backends), `off`
-    /// never, `K` blocks of K steps, `K:B` also bands of B rows (z-planes in 3D) [default:
-    /// auto]. run.json records what ran.
-    #[arg(long, value_name = "off|auto|K|K:B", value_parser = parse_time_block)]
+    /// never, `K` blocks of K steps, `K:B` also bands of B rows (z-planes in 3D), `K:BxW`
+    /// also tiles of W points along y in 3D (x in 2D) [default: auto]. run.json records what
+    /// ran.
+    #[arg(long, value_name = "off|auto|K|K:B|K:BxW", value_parser = parse_time_block)]
     #[serde(skip_serializing_if = "Option::is_none", with = "text_one")]
     pub time_block: Option<TimeBlock>,
     /// Gain of the shot-gather picture seismogram.png (seismogram.npy is never gained)
@@ -364,7 +365,7 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ("snapshot-every", "a whole number (steps)"),
     (
         "time-block",
-        "\"off\", \"auto\", a whole number of steps K, or \"K:B\"",
+        "\"off\", \"auto\", a whole number of steps K, \"K:B\", or \"K:BxW\"",
     ),
     ("gather-gain", "one of \"none\", \"agc\", \"t2\""),
     ("precision", "one of \"f32\", \"f64\""),
@@ -563,7 +564,7 @@ impl TextArg for TimeBlock {
     }
 }
 
-/// Parses `--time-block off|auto|K|K:B`.
+/// Parses `--time-block off|auto|K|K:B|K:BxW`.
 pub fn parse_time_block(s: &str) -> Result<TimeBlock, String> {
     s.parse::<TimeBlock>().map_err(|e| match e {
         ppstencil::Error::InvalidParameter { valid, .. } => valid.to_string(),

@@ -213,7 +213,11 @@ mod tests {
         assert_eq!(
             a.time_block,
             Some(ppstencil::wave::TimeBlock::Fixed(
-                ppstencil::wave::BlockPlan { depth: 8, band: 16 }
+                ppstencil::wave::BlockPlan {
+                    depth: 8,
+                    band: 16,
+                    tile: None
+                }
             ))
         );
         // A depth may be written as a number.

@@ -654,7 +654,8 @@ pub(crate) fn write_seismogram<T: Real>(
 }
 
 /// run.json's `time_blocking`: whether the time loop was blocked, its depth and band (rows
-/// in 2D, z-planes in 3D: `band_rows` / `band_planes`), and the solver's words (why not,
+/// in 2D, z-planes in 3D: `band_rows` / `band_planes`), its tile width along the second
+/// axis (`tile`: y in 3D, x in 2D; null for whole rows), and the solver's words (why not,
 /// when it was not).
 pub(crate) fn time_blocking_json(
     blocking: Option<&ppstencil::wave::Blocking>,
@@ -668,7 +669,7 @@ pub(crate) fn time_blocking_json(
             } else {
                 "band_rows"
             };
-            serde_json::json!({"blocked": true, "depth": p.depth, band: p.band, "what": what})
+            serde_json::json!({"blocked": true, "depth": p.depth, band: p.band, "tile": p.tile, "what": what})
         }
         _ => serde_json::json!({"blocked": false, "what": what}),
     }

@@ -270,8 +270,8 @@ fn the_c_reference_is_measured_or_the_report_says_how_to_build_it() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// `ppwave bench --ny`: the 3D step blocked in bands of z-planes beside the single step
-/// (both host backends, the plan in the JSON); `auto` on a grid that fits in the cache
+/// `ppwave bench --ny`: the 3D step blocked in bands of z-planes (and tiles of y) beside the
+/// single step (both host backends, the plan in the JSON); `auto` on a grid that fits in the cache
 /// measures no blocked step and says why.
 #[test]
 fn the_3d_bench_reports_the_blocked_step_beside_the_single_one() {
@@ -310,6 +310,16 @@ fn the_3d_bench_reports_the_blocked_step_beside_the_single_one() {
             .any(|s| s["backend"] == backend && s["variant"] == "fused"));
     }
     assert!(v["blocked_over_fused"]["serial/1"].as_f64().unwrap() > 0.0);
+    // Tiles of y: recorded in the text and the JSON.
+    let (text, v) = run("3:5x4");
+    assert!(text.contains("tiles of 4 y-rows"), "{text}");
+    let blocked = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["variant"] == "blocked")
+        .unwrap_or_else(|| panic!("blocked: {v}"));
+    assert_eq!(blocked["time_block"]["tile"], 4);
     let (text, v) = run("auto");
     assert!(text.contains("blocked step not measured"), "{text}");
     assert!(text.contains("fit in half the last-level cache"), "{text}");

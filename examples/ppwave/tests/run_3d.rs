@@ -64,11 +64,11 @@ fn a_3d_run_writes_3d_fields_equal_to_the_library() {
 }
 
 /// `--time-block K:B` in 3D: the run is blocked in bands of z-planes, run.json records it,
-/// and its wavefield and seismogram are `--time-block off`'s bit for bit (rayon, the PML
+/// and its wavefield and seismogram are `--time-block off`'s bit for bit (rayon, the sponge
 /// and receivers in the bands); `auto` on this small grid stays unblocked and says why.
 #[test]
 fn a_blocked_3d_run_equals_the_unblocked_one_and_records_it() {
-    let run = |name: &str, tb: &'static str| {
+    let run = |name: &str, tb: &'static str, more: &[&'static str]| {
         let out = scratch(name);
         let mut extra = NY.to_vec();
         extra.extend_from_slice(&[
@@ -83,20 +83,28 @@ fn a_blocked_3d_run_equals_the_unblocked_one_and_records_it() {
             "--time-block",
             tb,
         ]);
+        extra.extend_from_slice(more);
         let o = run_small(&out, &extra);
         assert_ok(&o);
         let (_, p) = parse_npy_f32(&out.join("wavefield.npy"));
         let (_, s) = parse_npy_f32(&out.join("seismogram.npy"));
         (p, s, read_json(&out.join("run.json")))
     };
-    let (p0, s0, off) = run("run-3d-tb-off", "off");
-    let (p1, s1, on) = run("run-3d-tb-on", "4:4");
-    let (p2, _, auto) = run("run-3d-tb-auto", "auto");
+    // The sponge (a PML run is never tiled, and its bands hold at least PML_HALO planes).
+    let sponge = ["--boundary", "sponge"];
+    let (p0, s0, off) = run("run-3d-tb-off", "off", &sponge);
+    let (p1, s1, on) = run("run-3d-tb-on", "4:3", &sponge);
+    let (p2, _, auto) = run("run-3d-tb-auto", "auto", &sponge);
+    // Tiles of y.
+    let (p3, s3, tiled) = run("run-3d-tb-tiled", "4:3x5", &sponge);
+    assert_eq!(tiled["time_block"], "4:3x5");
+    assert_eq!(tiled["time_blocking"]["tile"], 5);
+    assert_eq!(on["time_blocking"]["tile"], serde_json::Value::Null);
     assert_eq!(off["time_blocking"]["blocked"], false);
-    assert_eq!(on["time_block"], "4:4");
+    assert_eq!(on["time_block"], "4:3");
     assert_eq!(on["time_blocking"]["blocked"], true);
     assert_eq!(on["time_blocking"]["depth"], 4);
-    assert_eq!(on["time_blocking"]["band_planes"], 4);
+    assert_eq!(on["time_blocking"]["band_planes"], 3);
     assert_eq!(auto["time_blocking"]["blocked"], false);
     let why = auto["time_blocking"]["what"].as_str().unwrap();
     assert!(why.contains("last-level cache"), "{why}");
@@ -107,6 +115,7 @@ fn a_blocked_3d_run_equals_the_unblocked_one_and_records_it() {
         "wavefield"
     );
     assert!(bits(&s0) == bits(&s1), "seismogram");
+    assert!(bits(&p0) == bits(&p3) && bits(&s0) == bits(&s3), "tiled");
 }
 
 #[test]

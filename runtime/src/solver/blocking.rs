@@ -22,7 +22,9 @@
 //! `launch_in` on whole rows, which the rayon backend splits among its threads as it does
 //! any launch: parallel tiles are disjoint row chunks of one launch and never race. Its
 //! limit: the wavefront's rows of all fields must fit in the cache, so very wide rows (or
-//! large 3D planes) need a tile of the inner axes too (not done yet).
+//! large 3D planes) are tiled along the second axis as well ([`wavefront_tiled`]: each tile
+//! of y in 3D, or x in 2D, runs the whole row wavefront, its steps skewed by the radius along
+//! that axis too).
 //!
 //! Every point update is the generated kernel's, with the same operands in the same order:
 //! a blocked run is bit-identical to the unblocked loop; only the order of independent point
@@ -58,7 +60,10 @@ impl TimeBlock {
             TimeBlock::Off => "off".into(),
             TimeBlock::Auto => "auto".into(),
             TimeBlock::Depth(k) => k.to_string(),
-            TimeBlock::Fixed(p) => format!("{}:{}", p.depth, p.band),
+            TimeBlock::Fixed(p) => match p.tile {
+                None => format!("{}:{}", p.depth, p.band),
+                Some(w) => format!("{}:{}x{w}", p.depth, p.band),
+            },
         }
     }
 }
@@ -66,13 +71,14 @@ impl TimeBlock {
 impl std::str::FromStr for TimeBlock {
     type Err = Error;
 
-    /// Parses `off`, `auto`, a depth `K >= 1`, or `K:B` (depth and band rows, both >= 1).
+    /// Parses `off`, `auto`, a depth `K >= 1`, `K:B` (depth and band rows, both >= 1), or
+    /// `K:BxW` (and tiles of `W >= 1` points along the second axis: y in 3D, x in 2D).
     fn from_str(s: &str) -> Result<Self> {
         let bad = || {
             Error::invalid(
                 Param::TimeBlock,
                 s,
-                "use `off`, `auto` (blocked where the grid exceeds the last-level cache), a number of steps per block K >= 1, or K:B (B rows per band)",
+                "use `off`, `auto` (blocked where the grid exceeds the last-level cache), a number of steps per block K >= 1, K:B (B rows per band), or K:BxW (and tiles W points wide along the second axis: y in 3D, x in 2D)",
             )
         };
         let positive = |t: &str| t.parse::<usize>().ok().filter(|&k| k >= 1);
@@ -81,10 +87,20 @@ impl std::str::FromStr for TimeBlock {
             "auto" => Ok(TimeBlock::Auto),
             _ => match s.split_once(':') {
                 None => positive(s).map(TimeBlock::Depth).ok_or_else(bad),
-                Some((k, b)) => match (positive(k), positive(b)) {
-                    (Some(depth), Some(band)) => Ok(TimeBlock::Fixed(BlockPlan { depth, band })),
-                    _ => Err(bad()),
-                },
+                Some((k, b)) => {
+                    let (b, w) = match b.split_once('x') {
+                        Some((b, w)) => (b, Some(positive(w).ok_or_else(bad)?)),
+                        None => (b, None),
+                    };
+                    match (positive(k), positive(b)) {
+                        (Some(depth), Some(band)) => Ok(TimeBlock::Fixed(BlockPlan {
+                            depth,
+                            band,
+                            tile: w,
+                        })),
+                        _ => Err(bad()),
+                    }
+                }
             },
         }
     }
@@ -106,6 +122,12 @@ pub struct StepShape {
     /// every field the step touches: ring and read-only coefficients. Sizes the band for the
     /// cache.
     pub row_bytes: usize,
+    /// The points of the second axis (y in 3D, x in 2D) the step updates, when the step may
+    /// be tiled along it ([`with_axis1`](Self::with_axis1)); `None`: bands of whole rows only.
+    pub axis1: Option<Range<usize>>,
+    /// Points along the second axis in the grid (its domain plus both borders; 0 without
+    /// [`axis1`](Self::axis1)): a row's bytes over this are the bytes of one of its lines.
+    pub axis1_len: usize,
 }
 
 impl StepShape {
@@ -148,11 +170,38 @@ impl StepShape {
             levels,
             domain: r..outer - r,
             row_bytes,
+            axis1: None,
+            axis1_len: 0,
         })
+    }
+
+    /// This shape, tileable along a second axis of `n` points (y in 3D, x in 2D) whose
+    /// domain is the stencil's, `radius..n - radius` (an error when `n < 2 radius + 1`).
+    pub fn with_axis1(self, n: usize) -> Result<StepShape> {
+        let r = self.radius;
+        if n < 2 * r + 1 {
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                format!("{n} points along the second axis"),
+                format!("tiling needs at least {} for the radius {r}", 2 * r + 1),
+            ));
+        }
+        Ok(StepShape {
+            axis1: Some(r..n - r),
+            axis1_len: n,
+            ..self
+        })
+    }
+
+    /// Bytes of one line of a row (all fields, one point of the second axis): the unit a
+    /// tile's cache footprint is counted in.
+    pub fn line_bytes(&self) -> usize {
+        self.row_bytes / self.axis1_len.max(1)
     }
 }
 
-/// The shape of a blocked time loop: steps per block and rows per band.
+/// The shape of a blocked time loop: steps per block, rows per band and, optionally, the
+/// width of tiles along the second axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockPlan {
     /// Time steps per block (per sweep over the rows).
@@ -160,6 +209,10 @@ pub struct BlockPlan {
     /// Rows each step updates per launch; step `j` of a block lags `j · radius` rows behind
     /// step 0.
     pub band: usize,
+    /// Points of the second axis (y in 3D, x in 2D) per tile, or `None` for whole rows: each
+    /// tile runs the whole wavefront of rows on its columns, step `j` of a tile lagging
+    /// `j · radius` columns behind step 0 ([`wavefront_tiled`]).
+    pub tile: Option<usize>,
 }
 
 /// Steps per block chosen by [`BlockPlan::auto`] when the cache holds their wavefront:
@@ -175,6 +228,11 @@ pub const AUTO_MIN_BAND: usize = 4;
 /// launch's fork-join costs little next to its work and the band's halo (`2 r` rows) is
 /// re-read rarely.
 pub const AUTO_BAND: usize = 32;
+
+/// The narrowest tile (points of the second axis) [`BlockPlan::auto`] accepts when rows are
+/// too large for a wavefront of whole rows: below, the skewed tile's halo (`(depth + 2) r`
+/// columns re-read per tile) costs more than the blocking saves.
+pub const AUTO_MIN_TILE: usize = 16;
 
 impl BlockPlan {
     /// A plan of `depth` steps per block and bands of `band` rows, checked against `shape`:
@@ -200,7 +258,49 @@ impl BlockPlan {
                 ),
             ));
         }
-        Ok(BlockPlan { depth, band })
+        Ok(BlockPlan {
+            depth,
+            band,
+            tile: None,
+        })
+    }
+
+    /// This plan (as given, e.g. by `--time-block K:B[xW]`) checked against `shape`:
+    /// [`new`](Self::new), then [`with_tile`](Self::with_tile) if it has a tile.
+    pub fn checked(self, shape: &StepShape) -> Result<BlockPlan> {
+        let rows = BlockPlan::new(shape, self.depth, self.band)?;
+        match self.tile {
+            Some(w) => rows.with_tile(shape, w),
+            None => Ok(rows),
+        }
+    }
+
+    /// This plan with tiles of `tile` points along the shape's second axis: an error when
+    /// the shape has none (`StepShape::axis1`) or a tile cannot hold the stencil's radius
+    /// (`tile >= radius`, at least 1, as for bands).
+    pub fn with_tile(self, shape: &StepShape, tile: usize) -> Result<BlockPlan> {
+        if shape.axis1.is_none() {
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                format!("tiles of {tile} points"),
+                "this step is blocked in bands of whole rows only: drop the tile width (K:B)",
+            ));
+        }
+        let min = shape.radius.max(1);
+        if tile < min {
+            return Err(Error::invalid(
+                Param::TimeBlock,
+                format!("tiles of {tile} points"),
+                format!(
+                    "a tile must hold the stencil's radius: use at least {min} points (radius {})",
+                    shape.radius
+                ),
+            ));
+        }
+        Ok(BlockPlan {
+            tile: Some(tile),
+            ..self
+        })
     }
 
     /// The plan `auto` runs for `shape` on a host with last-level cache `llc` bytes, or
@@ -235,24 +335,72 @@ impl BlockPlan {
             let plan = BlockPlan {
                 depth,
                 band: Self::band_for(shape, depth, llc),
+                tile: None,
             };
             let fits = plan.rows_in_flight(shape).saturating_mul(shape.row_bytes) <= llc / 4;
             if fits && plan.band >= AUTO_MIN_BAND {
                 return Ok(plan);
             }
         }
+        let band = AUTO_MIN_BAND.max(shape.radius);
+        if shape.axis1.is_some() {
+            if let Some(plan) = Self::auto_tiled(shape, band, llc) {
+                return Ok(plan);
+            }
+        }
         let least = BlockPlan {
             depth: 2,
-            band: AUTO_MIN_BAND.max(shape.radius),
+            band,
+            tile: None,
         }
         .rows_in_flight(shape);
         Err(format!(
-            "a row (a plane in 3D) of the step's fields takes {:.2} MiB: even a wavefront of 2 steps in bands of {} needs {least} of them ({:.1} MiB), more than a quarter of the last-level cache of {:.1} MiB; blocking it needs a tile of the inner axes too (not done yet)",
+            "a row (a plane in 3D) of the step's fields takes {:.2} MiB: even a wavefront of 2 steps in bands of {band} needs {least} of them ({:.1} MiB), more than a quarter of the last-level cache of {:.1} MiB, and {}",
             mib(shape.row_bytes),
-            AUTO_MIN_BAND.max(shape.radius),
             mib(least.saturating_mul(shape.row_bytes)),
-            mib(llc)
+            mib(llc),
+            if shape.axis1.is_some() {
+                format!("no tile of at least {AUTO_MIN_TILE} points along the second axis fits either")
+            } else {
+                "this step cannot be tiled along its second axis".to_string()
+            }
         ))
+    }
+
+    /// The tiled plan `auto` runs when whole rows are too large: bands of `band` rows, and
+    /// for each depth `2..=`[`AUTO_DEPTH`] the widest tile (at most the axis) whose
+    /// wavefront, `(band + (depth + 1) r)` rows × `(tile + (depth + 1) r)` lines, fits in a
+    /// quarter of the cache and is at least [`AUTO_MIN_TILE`] wide; of those the depth that
+    /// moves the fewest bytes per step, `(tile + (depth + 2) r) / (tile · depth)` (each tile
+    /// re-reads its skewed halo). `None` when no depth has such a tile.
+    fn auto_tiled(shape: &StepShape, band: usize, llc: usize) -> Option<BlockPlan> {
+        let axis = shape.axis1.as_ref()?;
+        let r = shape.radius;
+        let line = shape.line_bytes().max(1);
+        let mut best: Option<(f64, BlockPlan)> = None;
+        for depth in 2..=AUTO_DEPTH {
+            let plan = BlockPlan {
+                depth,
+                band,
+                tile: None,
+            };
+            let lines = llc / 4 / line / plan.rows_in_flight(shape).max(1);
+            let tile = lines.saturating_sub((depth + 1) * r).min(axis.len().max(1));
+            if tile < AUTO_MIN_TILE.max(r) {
+                continue;
+            }
+            let cost = (tile + (depth + 2) * r) as f64 / (tile * depth) as f64;
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((
+                    cost,
+                    BlockPlan {
+                        tile: Some(tile),
+                        ..plan
+                    },
+                ));
+            }
+        }
+        best.map(|(_, plan)| plan)
     }
 
     /// The band for blocks of `depth` steps: [`AUTO_BAND`] rows, fewer when the wavefront's
@@ -283,7 +431,8 @@ impl BlockPlan {
 /// `ppwave`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Blocking {
-    /// Blocks of `depth` steps, bands of `band` rows (z-planes in 3D).
+    /// Blocks of `depth` steps, bands of `band` rows (z-planes in 3D), tiles of `tile`
+    /// points along the second axis if any.
     On(BlockPlan),
     /// One step per pass over the grid, and why.
     Off(String),
@@ -292,11 +441,17 @@ pub enum Blocking {
 impl std::fmt::Display for Blocking {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Blocking::On(p) => write!(
-                f,
-                "blocked: {} steps per block, bands of {} rows (z-planes in 3D)",
-                p.depth, p.band
-            ),
+            Blocking::On(p) => {
+                write!(
+                    f,
+                    "blocked: {} steps per block, bands of {} rows (z-planes in 3D)",
+                    p.depth, p.band
+                )?;
+                match p.tile {
+                    Some(w) => write!(f, ", tiles of {w} points along y (x in 2D)"),
+                    None => Ok(()),
+                }
+            }
             Blocking::Off(why) => write!(f, "unblocked: {why}"),
         }
     }
@@ -353,6 +508,67 @@ pub fn wavefront(
     Ok(())
 }
 
+/// [`wavefront`] with tiles along the second axis: calls `update(j, rows, cols)` for every
+/// step `j` of a block, band of rows and tile of columns (points of `shape.axis1`), in an
+/// order that respects every dependency and overwrites nothing still needed. Without
+/// `plan.tile` it is [`wavefront`] with `cols` the whole `shape.axis1` (`0..0` when the
+/// shape has none). `update` has [`wavefront`]'s contract, on `rows × cols`.
+///
+/// Tiles run in increasing order of the second axis; tile `t` runs a whole [`wavefront`]
+/// of rows, in which step `j` updates the columns `G_j(t-1)..G_j(t)`, with `G_j(t) =
+/// clamp(c0 + (t + 1) tile - j r, c0, c1)` for the domain `c0..c1`: the same skew as the
+/// rows'. Why this is the unblocked result (write `t_j(y)` for the tile in which step `j`
+/// updates column `y`; it grows with `j` since `G_j` shrinks with `j`):
+/// - *reads are ready*: step `j` on column `y < G_j(t)` reads step `j - 1`'s level on
+///   columns `y' <= y + r < G_j(t) + r = G_{j-1}(t)` (or `y'` is a border column, never
+///   written), so `t_{j-1}(y') <= t`: an earlier tile, or the same tile, where the row
+///   wavefront orders it first;
+/// - *nothing needed is overwritten*: step `j` on `(z, y)` overwrites the level read by
+///   steps `j - L + 1 .. j - 1` on columns within `r`; those run in tiles `<= t` as above
+///   (their fronts lie `r` or more ahead), ordered first by the row wavefront inside tile
+///   `t`; and the levels step `j` reads on `y' >= y - r >= G_j(t-1) - r` are overwritten
+///   only by steps `j + 1 ..`, whose columns `y'` lie in tiles `>= t`
+///   (`G_{j+m}(t-1) <= G_j(t-1) - m r`), after it or, in tile `t`, behind it in the rows.
+///
+/// Pairs of updates inside one tile are ordered by that tile's row wavefront, whose proof
+/// ([`wavefront`]) does not depend on the columns. A tile narrower than the skew is legal
+/// (some steps then update no column in some tiles; [`BlockPlan::with_tile`] still asks for
+/// `tile >= radius`, as for bands).
+pub fn wavefront_tiled(
+    shape: &StepShape,
+    plan: &BlockPlan,
+    steps: usize,
+    mut update: impl FnMut(usize, Range<usize>, Range<usize>) -> Result<()>,
+) -> Result<()> {
+    let axis = shape.axis1.clone().unwrap_or(0..0);
+    let Some(width) = plan.tile else {
+        return wavefront(shape, plan, steps, |j, rows| update(j, rows, axis.clone()));
+    };
+    let (c0, c1) = (axis.start, axis.end);
+    if steps == 0 || c0 >= c1 {
+        return Ok(());
+    }
+    let r = shape.radius;
+    let front = |j: usize, t: usize| (c0 + (t + 1) * width).saturating_sub(j * r).clamp(c0, c1);
+    let mut done = vec![c0; steps];
+    let mut t = 0;
+    while done[steps - 1] < c1 {
+        let cols: Vec<Range<usize>> = (0..steps).map(|j| done[j]..front(j, t)).collect();
+        wavefront(shape, plan, steps, |j, rows| {
+            if cols[j].is_empty() {
+                Ok(())
+            } else {
+                update(j, rows, cols[j].clone())
+            }
+        })?;
+        for (j, d) in done.iter_mut().enumerate() {
+            *d = front(j, t);
+        }
+        t += 1;
+    }
+    Ok(())
+}
+
 /// Splits a ring of `L` time-level buffers for the update that writes slot `out`: the buffer
 /// written (`&mut`) and the others newest first (`ins[0]` is the level just before, slot
 /// `out - 1 mod L`; `ins[L - 2]` the oldest, slot `out + 1 mod L`).
@@ -395,6 +611,98 @@ mod tests {
             levels,
             domain,
             row_bytes: 1,
+            axis1: None,
+            axis1_len: 0,
+        }
+    }
+
+    /// [`wavefront_tiled`] replayed on a ring of abstract levels over rows × columns, as in
+    /// `wavefront_respects_every_dependency`: every point of every level computed exactly
+    /// once, after the points it reads (within `r` along both axes, every level of the ring)
+    /// hold exactly the levels it needs; for tiles wider and narrower than the skew, widths
+    /// that do not divide the axis, and without tiles.
+    #[test]
+    fn tiled_wavefront_respects_every_dependency() {
+        for (r, levels, rows, cols, band, tile, steps) in [
+            (1, 2, 1..9, 1..12, 1, Some(1), 5),
+            (2, 3, 2..30, 2..23, 3, Some(5), 7),
+            (2, 3, 2..30, 2..23, 2, Some(2), 6),
+            (4, 3, 4..20, 4..31, 4, Some(7), 9),
+            (4, 3, 4..20, 4..31, 5, Some(1), 4),
+            (3, 4, 3..25, 3..19, 5, Some(4), 6),
+            (2, 3, 2..14, 2..40, 3, Some(100), 5),
+            (2, 3, 2..14, 2..17, 3, None, 5),
+        ] {
+            let s = shape(r, levels, rows.clone())
+                .with_axis1(cols.end + r)
+                .unwrap();
+            let mut plan = BlockPlan::new(&s, steps, band).unwrap();
+            plan.tile = tile; // also below the radius: the schedule must hold there too
+            let (n, m) = (rows.end + r, cols.end + r);
+            let mut slots: Vec<Vec<i64>> = (0..levels).map(|l| vec![l as i64; n * m]).collect();
+            let mut count = vec![vec![0; n * m]; steps];
+            wavefront_tiled(&s, &plan, steps, |j, band_rows, tile_cols| {
+                let level = (levels - 1 + j + 1) as i64;
+                for z in band_rows {
+                    for y in tile_cols.clone() {
+                        for k in 1..levels as i64 {
+                            let want = level - k;
+                            let slot = (want as usize) % levels;
+                            for zz in z - r..=z + r {
+                                for yy in y - r..=y + r {
+                                    let have = slots[slot][zz * m + yy];
+                                    let inside = rows.contains(&zz) && cols.contains(&yy);
+                                    assert!(
+                                        !inside || have == want,
+                                        "r={r} tile={tile:?}: level {level} at ({z}, {y}) reads ({zz}, {yy}) of level {want}, finds {have}"
+                                    );
+                                }
+                            }
+                        }
+                        slots[level as usize % levels][z * m + y] = level;
+                        count[j][z * m + y] += 1;
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+            for (j, c) in count.iter().enumerate() {
+                for (i, &times) in c.iter().enumerate() {
+                    let inside = rows.contains(&(i / m)) && cols.contains(&(i % m));
+                    assert_eq!(times, usize::from(inside), "step {j} point {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tiles_parse_and_are_checked() {
+        let s = shape(4, 3, 4..100);
+        let e = BlockPlan::new(&s, 4, 8)
+            .unwrap()
+            .with_tile(&s, 16)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bands of whole rows only"), "{e}");
+        let s = s.with_axis1(50).unwrap();
+        let e = BlockPlan::new(&s, 4, 8)
+            .unwrap()
+            .with_tile(&s, 3)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least 4 points (radius 4)"), "{e}");
+        let t: TimeBlock = "6:4x24".parse().unwrap();
+        assert_eq!(
+            t,
+            TimeBlock::Fixed(BlockPlan {
+                depth: 6,
+                band: 4,
+                tile: Some(24)
+            })
+        );
+        assert_eq!(t.name(), "6:4x24");
+        for bad in ["6:4x0", "6:4x", "6:x4", "6:4x4x4"] {
+            assert!(bad.parse::<TimeBlock>().is_err(), "{bad}");
         }
     }
 
@@ -481,7 +789,8 @@ mod tests {
             plan,
             BlockPlan {
                 depth: 16,
-                band: 32
+                band: 32,
+                tile: None
             }
         );
         assert!(plan.rows_in_flight(&paper) * paper.row_bytes <= llc / 4);
@@ -492,7 +801,10 @@ mod tests {
         };
         assert_eq!(BlockPlan::auto(&wide, 1008, llc), None);
         let why = BlockPlan::auto_or_why(&wide, 1008, llc).unwrap_err();
-        assert!(why.contains("tile of the inner axes"), "{why}");
+        assert!(
+            why.contains("cannot be tiled along its second axis"),
+            "{why}"
+        );
         let why = BlockPlan::auto_or_why(&small, 1001, llc).unwrap_err();
         assert!(why.contains("fit in half the last-level cache"), "{why}");
     }
@@ -514,6 +826,29 @@ mod tests {
             why.contains("a plane in 3D") && why.contains("16 of them"),
             "{why}"
         );
+        // Tileable along y: auto tiles instead, a wavefront of (4 + (d + 1) 4) planes ×
+        // (tile + (d + 1) 4) lines of 400 points of 4 fields within a quarter of the cache.
+        let big = big.with_axis1(400).unwrap();
+        let plan = BlockPlan::auto(&big, 400, llc).unwrap();
+        let tile = plan.tile.unwrap();
+        assert!(
+            tile >= AUTO_MIN_TILE && plan.depth >= 2 && plan.band == 4,
+            "{plan:?}"
+        );
+        let lines = tile + (plan.depth + 1) * 4;
+        assert!(
+            plan.rows_in_flight(&big) * lines * 400 * 16 <= llc / 4,
+            "{plan:?}"
+        );
+        // Lines too long even for the narrowest tile: unblocked, saying so.
+        let huge = StepShape {
+            row_bytes: 400 * 40_000 * 16,
+            ..shape(4, 3, 4..396)
+        }
+        .with_axis1(400)
+        .unwrap();
+        let why = BlockPlan::auto_or_why(&huge, 400, llc).unwrap_err();
+        assert!(why.contains("no tile of at least 16 points"), "{why}");
         // 1000 x 100 x 100: a plane is 156 KiB, a quarter of the cache 52 planes; depth 16
         // would need 68 planes of skew, so the deepest block that fits: (d + 1) 4 + band
         // <= 52 with band >= 4, i.e. depth 11 in bands of 4 planes.
@@ -522,7 +857,14 @@ mod tests {
             ..shape(4, 3, 4..996)
         };
         let plan = BlockPlan::auto(&slim, 1000, llc).unwrap();
-        assert_eq!(plan, BlockPlan { depth: 11, band: 4 });
+        assert_eq!(
+            plan,
+            BlockPlan {
+                depth: 11,
+                band: 4,
+                tile: None
+            }
+        );
         assert!(plan.rows_in_flight(&slim) * slim.row_bytes <= llc / 4);
     }
 }

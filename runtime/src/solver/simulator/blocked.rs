@@ -22,7 +22,9 @@
 //! snapshot; errors found on a level (a non-finite receiver or source value) are reported
 //! for the earliest level, in the unblocked order, after the sweep.
 
-use super::super::blocking::{ring_split, wavefront, BlockPlan, Blocking, StepShape, TimeBlock};
+use super::super::blocking::{
+    ring_split, wavefront_tiled, BlockPlan, Blocking, StepShape, TimeBlock,
+};
 use super::{
     check_finite, non_finite, position_words, HostFieldN, StepFields, WaveSimulator,
     FINITE_CHECK_EVERY,
@@ -93,14 +95,34 @@ where
         }
         let shape = Self::step_shape(c)?;
         let llc = crate::exec::cache_sizes().llc;
+        // The PML's psi stage is cut along the outermost axis only (`PmlRows`): with a PML
+        // the step is blocked in bands of whole rows, never tiled.
+        let pml = c.layer() == Some(Boundary::Pml);
         let plan = match asked {
             TimeBlock::Off => unreachable!("handled above"),
+            TimeBlock::Auto if pml => {
+                let rows_only = StepShape {
+                    axis1: None,
+                    ..shape.clone()
+                };
+                match BlockPlan::auto_or_why(&rows_only, c.nz, llc) {
+                    Ok(plan) => plan,
+                    Err(why) => return Ok(Blocking::Off(format!("auto: {why} (with the PML)"))),
+                }
+            }
+            TimeBlock::Fixed(BlockPlan { tile: Some(_), .. }) if pml => {
+                return Err(Error::invalid(
+                    Param::TimeBlock,
+                    asked.name(),
+                    "a run with the PML is blocked in bands of whole rows (planes) only: drop the tile width (K:B), or use the sponge layer",
+                ))
+            }
             TimeBlock::Auto => match BlockPlan::auto_or_why(&shape, c.nz, llc) {
                 Ok(plan) => plan,
                 Err(why) => return Ok(Blocking::Off(format!("auto: {why}"))),
             },
             TimeBlock::Depth(k) => BlockPlan::new(&shape, k, BlockPlan::band_for(&shape, k, llc))?,
-            TimeBlock::Fixed(plan) => BlockPlan::new(&shape, plan.depth, plan.band)?,
+            TimeBlock::Fixed(plan) => plan.checked(&shape)?,
         };
         Ok(Blocking::On(BlockPlan {
             depth: plan.depth.min(c.nt),
@@ -109,14 +131,16 @@ where
     }
 
     /// The fused step of run `c` as the schedule sees it: its radius, a ring of 3 levels,
-    /// the rows (planes in 3D) it updates, and the bytes of a row (plane) of its 4 fields.
+    /// the rows (planes in 3D) it updates, the bytes of a row (plane) of its 4 fields, and
+    /// its second axis (y in 3D, x in 2D) for tiles.
     /// With the PML the steps lag at least `2 PML_RADIUS` rows: a band's `pml_update` reads
     /// `psi` [`PML_RADIUS`] rows beyond it, whose `pml_psi` reads the level before that many
     /// rows further.
     fn step_shape(c: &WaveConfig) -> Result<StepShape> {
         let info = Dims::<D>::fused_step_info(c.space_order)?;
         let plane = if D == 3 { c.ny * c.nx } else { c.nx };
-        let shape = StepShape::for_stencil(info, 3, c.nz, plane * info.bytes_per_point::<T>())?;
+        let shape = StepShape::for_stencil(info, 3, c.nz, plane * info.bytes_per_point::<T>())?
+            .with_axis1(if D == 3 { c.ny } else { c.nx })?;
         Ok(match c.layer() {
             Some(Boundary::Pml) => StepShape {
                 radius: shape.radius.max(PML_HALO),
@@ -148,12 +172,12 @@ where
     /// An error ([`Error::OutOfOrder`]) before [`prepare`](Self::prepare), once all steps
     /// have run, or for `k = 0`.
     pub fn step_block(&mut self, k: usize) -> Result<usize> {
-        let (done, nt, band) = match &self.run {
+        let (done, nt, plan) = match &self.run {
             Some(run) => (
                 run.done,
                 run.config.nt,
                 match run.blocking {
-                    Blocking::On(plan) => Some(plan.band),
+                    Blocking::On(plan) => Some(plan),
                     Blocking::Off(_) => None,
                 },
             ),
@@ -168,8 +192,8 @@ where
         }
         let to_check = FINITE_CHECK_EVERY - done % FINITE_CHECK_EVERY;
         let k = k.min(nt.saturating_sub(done)).min(to_check);
-        match band {
-            Some(band) if k > 1 => self.sweep(k, band),
+        match plan {
+            Some(plan) if k > 1 => self.sweep(k, plan),
             _ => {
                 let mut last = self.step()?;
                 for _ in 1..k {
@@ -180,9 +204,9 @@ where
         }
     }
 
-    /// `k >= 2` steps of a blocked run in one wavefront sweep of bands of `band` rows (2D)
-    /// or planes (3D).
-    fn sweep(&mut self, k: usize, band: usize) -> Result<usize> {
+    /// `k >= 2` steps of a blocked run in one wavefront sweep of bands of `plan.band` rows
+    /// (2D) or planes (3D), in tiles of `plan.tile` points of the second axis if any.
+    fn sweep(&mut self, k: usize, plan: BlockPlan) -> Result<usize> {
         let space = &self.space;
         let run = self.run.as_mut().expect("step_block checked the run");
         let super::Run {
@@ -209,7 +233,7 @@ where
         let t = *done;
         let grid = p.shape();
         let shape = Self::step_shape(c)?;
-        let plan = BlockPlan::new(&shape, k, band)?;
+        let plan = BlockPlan { depth: k, ..plan };
         // The inner axes of the step's domain: the stencil's radius from each border.
         let r = c.radius();
         let inner: [std::ops::Range<usize>; D] = std::array::from_fn(|a| r..grid[a] - r);
@@ -217,6 +241,9 @@ where
         let mut psi_done = vec![0; k];
         let at = trailing::<D>([c.src_z, c.src_y, c.src_x]);
         let plane: usize = grid[1..].iter().product();
+        // A flat index's coordinate along the second axis (the tiled one).
+        let line: usize = grid[2..].iter().product();
+        let axis1 = |flat: usize| flat / line % grid[1];
         let src = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
         let nrec = receivers.len();
         if c.source_mode == SourceMode::Set {
@@ -230,19 +257,21 @@ where
         let at_source_ref = &mut at_source;
         let boxes = layer_boxes(grid, c.absorb, 0);
         space.install(|| {
-            wavefront(&shape, &plan, k, |j, rows| {
+            wavefront_tiled(&shape, &plan, k, |j, rows, cols| {
                 let it = t + j;
                 let (out, ins) = ring_split(&mut ring, (j + 2) % 3);
                 let (level, before) = (&**ins[0], &**ins[1]);
                 let out: &mut ScalarField<E::Memory, T, D> = out;
                 let mut region = inner.clone();
                 region[0] = rows.clone();
+                region[1] = cols.clone();
                 Dims::<D>::fused_step_in(space, c.space_order, region, out, level, before, kv2)?;
-                let has_source = rows.contains(&c.src_z);
+                let has_source = rows.contains(&c.src_z) && cols.contains(&at[1]);
                 if has_source && c.source_mode == SourceMode::Add {
                     Dims::<D>::add_source(space, out, wavelet[it], at)?;
                 }
                 if let Some(pml) = pml {
+                    // (Never tiled: `plan_blocking`, so `cols` is the whole second axis.)
                     // psi PML_RADIUS rows beyond the band (all of them with the last band),
                     // then zeta and the pressure on the band.
                     let psi_to = if rows.end == shape.domain.end {
@@ -258,10 +287,12 @@ where
                     pml.step(space, out, level, Some(kv2), &band)?;
                 }
                 if let Some(eta) = eta {
-                    // The layer's boxes as the unblocked step launches them, cut to the band.
+                    // The layer's boxes as the unblocked step launches them, cut to the band
+                    // and the tile.
                     for mut region in boxes.iter().cloned() {
                         region[0] = region[0].start.max(rows.start)..region[0].end.min(rows.end);
-                        if !region[0].is_empty() {
+                        region[1] = region[1].start.max(cols.start)..region[1].end.min(cols.end);
+                        if !region[0].is_empty() && !region[1].is_empty() {
                             launch_in_region::<<Dims<D> as WaveKernels<D>>::Absorb, E, T, D>(
                                 space,
                                 region,
@@ -274,7 +305,7 @@ where
                 }
                 let values = host_values(out)?;
                 for (q, &flat) in receivers.iter().enumerate() {
-                    if rows.contains(&(flat / plane)) {
+                    if rows.contains(&(flat / plane)) && cols.contains(&axis1(flat)) {
                         traces[it * nrec + q] = values[flat];
                     }
                 }
@@ -351,7 +382,11 @@ mod tests {
         ] {
             let errors: Vec<String> = [
                 TimeBlock::Off,
-                TimeBlock::Fixed(BlockPlan { depth: 7, band: 3 }),
+                TimeBlock::Fixed(BlockPlan {
+                    depth: 7,
+                    band: 3,
+                    tile: None,
+                }),
             ]
             .into_iter()
             .map(|time_block| {
@@ -414,7 +449,11 @@ mod tests {
         ] {
             let errors: Vec<String> = [
                 TimeBlock::Off,
-                TimeBlock::Fixed(BlockPlan { depth: 7, band: 3 }),
+                TimeBlock::Fixed(BlockPlan {
+                    depth: 7,
+                    band: 3,
+                    tile: None,
+                }),
             ]
             .into_iter()
             .map(|time_block| {
