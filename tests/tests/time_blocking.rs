@@ -378,8 +378,8 @@ fn tiles_on_rayon_f64_and_in_2d() {
     }
 }
 
-/// Bad tiles: narrower than the radius, or with the PML (blocked in bands of whole rows
-/// only), are refused naming the fix; the plan that ran is what was asked for.
+/// Bad tiles: narrower than the radius, or than the PML's lag of 4, are refused naming the
+/// fix; the plan that ran is what was asked for.
 #[test]
 fn bad_tiles_are_errors_naming_the_fix() {
     let e = WaveSimulator::<Serial, f32, 3>::with_config(
@@ -392,13 +392,13 @@ fn bad_tiles_are_errors_naming_the_fix() {
     assert!(e.contains("at least 4 points (radius 4)"), "{e}");
     let pml = WaveConfig {
         boundary: ppstencil::solver::Boundary::Pml,
-        ..config3(4, SourceMode::Set, 6, tiled(4, 4, 8))
+        ..config3(4, SourceMode::Set, 6, tiled(4, 4, 3))
     };
     let e = WaveSimulator::<Serial, f32, 3>::with_config(Serial, pml)
         .run()
         .unwrap_err()
         .to_string();
-    assert!(e.contains("drop the tile width (K:B)"), "{e}");
+    assert!(e.contains("at least 4 points (radius 4)"), "{e}");
     let mut sim = WaveSimulator::<Serial, f32, 3>::with_config(
         Serial,
         config3(4, SourceMode::Set, 0, tiled(4, 3, 5)),
@@ -477,6 +477,20 @@ fn a_pml_run_is_blocked_bit_identically() {
         }
     }
     same_bits_in::<_, f64, 3>(&small_tasks, &pml3(6, SourceMode::Add, fixed(7, 5)));
+    // Tiles of y (x in 2D): psi PML_RADIUS columns ahead of a tile too, computed once per
+    // step; tiles as narrow as the lag, and widths that do not divide the axis.
+    for order in [2, 4, 8] {
+        let lag = (order / 2).max(4);
+        for (mode, plan) in [
+            (SourceMode::Set, tiled(5, lag, lag)),
+            (SourceMode::Add, tiled(4, lag + 1, 7)),
+        ] {
+            same_bits_in::<_, f32, 3>(&Serial, &pml3(order, mode, plan));
+        }
+    }
+    same_bits_in::<_, f64, 3>(&small_tasks, &pml3(4, SourceMode::Set, tiled(6, 4, 5)));
+    same_bits::<_, f32>(&Serial, &pml(4, SourceMode::Add, tiled(6, 4, 9)));
+    same_bits::<_, f64>(&rayon, &pml(8, SourceMode::Set, tiled(5, 5, 13)));
     let e = WaveSimulator::<Serial>::with_config(Serial, pml(4, SourceMode::Add, fixed(4, 3)))
         .run()
         .unwrap_err()

@@ -90,7 +90,7 @@ fn a_blocked_3d_run_equals_the_unblocked_one_and_records_it() {
         let (_, s) = parse_npy_f32(&out.join("seismogram.npy"));
         (p, s, read_json(&out.join("run.json")))
     };
-    // The sponge (a PML run is never tiled, and its bands hold at least PML_HALO planes).
+    // The sponge (with the PML, bands and tiles hold at least PML_HALO = 4 points).
     let sponge = ["--boundary", "sponge"];
     let (p0, s0, off) = run("run-3d-tb-off", "off", &sponge);
     let (p1, s1, on) = run("run-3d-tb-on", "4:3", &sponge);

@@ -207,24 +207,25 @@ pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     boxes: Vec<[Range<usize>; D]>,
 }
 
-/// The rows (along the outermost axis: rows in 2D, planes in 3D) of its boxes one call of
-/// `Pml::step` updates: the memory variables `psi` on `psi`, then `zeta` and the new pressure
-/// on `update`. The unblocked step updates all ([`PmlRows::ALL`]); a blocked run
-/// (`simulator/blocked.rs`) goes band by band, `psi` complete [`PML_RADIUS`] rows beyond a
-/// band before the band's update, which reads it there.
+/// The part of its boxes one call of `Pml::step` updates, as ranges along the two outer axes
+/// (rows and columns in 2D, planes and rows in 3D): the memory variables `psi` on `psi`, then
+/// `zeta` and the new pressure on `update`. The unblocked step updates all
+/// ([`PmlRows::ALL`]); a blocked run (`simulator/blocked.rs`) goes band by band and tile by
+/// tile, `psi` complete [`PML_RADIUS`] points beyond a band and a tile before their update,
+/// which reads it there.
 #[derive(Clone, Debug)]
 pub(crate) struct PmlRows {
-    /// Rows of `pml_psi`.
-    pub(crate) psi: Range<usize>,
-    /// Rows of `pml_update`.
-    pub(crate) update: Range<usize>,
+    /// Where `pml_psi` runs: along axis 0, along axis 1.
+    pub(crate) psi: [Range<usize>; 2],
+    /// Where `pml_update` runs: along axis 0, along axis 1.
+    pub(crate) update: [Range<usize>; 2],
 }
 
 impl PmlRows {
-    /// Every row: the whole layer.
+    /// Every point: the whole layer.
     pub(crate) const ALL: PmlRows = PmlRows {
-        psi: 0..usize::MAX,
-        update: 0..usize::MAX,
+        psi: [0..usize::MAX, 0..usize::MAX],
+        update: [0..usize::MAX, 0..usize::MAX],
     };
 }
 
@@ -306,7 +307,8 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// updates `psi` on every box, then `zeta` and `pnew` (two passes, because the update
     /// reads `psi` at neighbours), with the kernels of [`WaveKernels`](super::WaveKernels)
     /// (`pml_psi`, `pml_update`; `_3d` in 3D). `kv2`: the fused step's `(dt/dh)² v²` (`None`
-    /// with the split kernels: the PML's own). Only the boxes' parts in `rows`.
+    /// with the split kernels: the PML's own). Only the boxes' parts in `rows` (a band and a
+    /// tile of a blocked run).
     pub(crate) fn step<E: ExecutionSpace<Memory = M>>(
         &mut self,
         space: &E,
@@ -318,11 +320,13 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     where
         Dims<D>: WaveKernels<D>,
     {
-        // A box cut to the rows `to` along the outermost axis (`None`: nothing left).
-        let cut = |b: &[Range<usize>; D], to: &Range<usize>| {
+        // A box cut to `to` along the two outer axes (`None`: nothing left).
+        let cut = |b: &[Range<usize>; D], to: &[Range<usize>; 2]| {
             let mut b = b.clone();
-            b[0] = b[0].start.max(to.start)..b[0].end.min(to.end);
-            (!b[0].is_empty()).then_some(b)
+            for (a, to) in to.iter().enumerate() {
+                b[a] = b[a].start.max(to.start)..b[a].end.min(to.end);
+            }
+            (!b[0].is_empty() && !b[1].is_empty()).then_some(b)
         };
         let Some(kv2) = kv2.or(self.kv2.as_ref()) else {
             return Err(Error::invalid(

@@ -95,28 +95,8 @@ where
         }
         let shape = Self::step_shape(c)?;
         let llc = crate::exec::cache_sizes().llc;
-        // The PML's psi stage is cut along the outermost axis only (`PmlRows`): with a PML
-        // the step is blocked in bands of whole rows, never tiled.
-        let pml = c.layer() == Some(Boundary::Pml);
         let plan = match asked {
             TimeBlock::Off => unreachable!("handled above"),
-            TimeBlock::Auto if pml => {
-                let rows_only = StepShape {
-                    axis1: None,
-                    ..shape.clone()
-                };
-                match BlockPlan::auto_or_why(&rows_only, c.nz, llc) {
-                    Ok(plan) => plan,
-                    Err(why) => return Ok(Blocking::Off(format!("auto: {why} (with the PML)"))),
-                }
-            }
-            TimeBlock::Fixed(BlockPlan { tile: Some(_), .. }) if pml => {
-                return Err(Error::invalid(
-                    Param::TimeBlock,
-                    asked.name(),
-                    "a run with the PML is blocked in bands of whole rows (planes) only: drop the tile width (K:B), or use the sponge layer",
-                ))
-            }
             TimeBlock::Auto => match BlockPlan::auto_or_why(&shape, c.nz, llc) {
                 Ok(plan) => plan,
                 Err(why) => return Ok(Blocking::Off(format!("auto: {why}"))),
@@ -237,8 +217,13 @@ where
         // The inner axes of the step's domain: the stencil's radius from each border.
         let r = c.radius();
         let inner: [std::ops::Range<usize>; D] = std::array::from_fn(|a| r..grid[a] - r);
-        // The PML's psi, per step: rows done so far (it runs PML_RADIUS rows ahead of a band).
+        // The PML's psi, per step: the tile being run, the rows done so far in it (psi runs
+        // PML_RADIUS rows ahead of a band) and the columns done before it (PML_RADIUS ahead of
+        // a tile), so that every psi is computed once per step, before any update reads it.
         let mut psi_done = vec![0; k];
+        let mut psi_tile: Vec<std::ops::Range<usize>> = vec![0..0; k];
+        let mut psi_cols = vec![0..0; k];
+        let cols_end = inner[1].end;
         let at = trailing::<D>([c.src_z, c.src_y, c.src_x]);
         let plane: usize = grid[1..].iter().product();
         // A flat index's coordinate along the second axis (the tiled one).
@@ -271,17 +256,25 @@ where
                     Dims::<D>::add_source(space, out, wavelet[it], at)?;
                 }
                 if let Some(pml) = pml {
-                    // (Never tiled: `plan_blocking`, so `cols` is the whole second axis.)
-                    // psi PML_RADIUS rows beyond the band (all of them with the last band),
-                    // then zeta and the pressure on the band.
-                    let psi_to = if rows.end == shape.domain.end {
-                        grid[0]
-                    } else {
-                        rows.end + PML_RADIUS
+                    // psi PML_RADIUS rows and columns beyond the band and the tile (to the
+                    // grid's end with the last ones), then zeta and the pressure on them.
+                    let ahead = |end: usize, last: usize, n: usize| {
+                        if end == last {
+                            n
+                        } else {
+                            end + PML_RADIUS
+                        }
                     };
+                    if psi_tile[j] != cols {
+                        // A new tile for step j: its psi columns follow the previous tile's.
+                        psi_cols[j] = psi_cols[j].end..ahead(cols.end, cols_end, grid[1]);
+                        psi_tile[j] = cols.clone();
+                        psi_done[j] = 0;
+                    }
+                    let psi_to = ahead(rows.end, shape.domain.end, grid[0]);
                     let band = PmlRows {
-                        psi: psi_done[j]..psi_to,
-                        update: rows.clone(),
+                        psi: [psi_done[j]..psi_to, psi_cols[j].clone()],
+                        update: [rows.clone(), cols.clone()],
                     };
                     psi_done[j] = psi_to;
                     pml.step(space, out, level, Some(kv2), &band)?;
