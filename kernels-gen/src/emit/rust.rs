@@ -399,7 +399,8 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
             #unpack
             let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, #nfields);
             let runs = ::ppstencil::__private::row_runs::<T>(grid, grid.lo[0]..grid.hi[0], #rz, #nfields);
-            ::ppstencil::__private::run_rows(plan, |mode| {
+            // `inline(always)`: inlined into run_rows' AVX2 copy, else compiled for the baseline.
+            ::ppstencil::__private::run_rows(plan, #[inline(always)] |mode| {
                 for run in &runs {
                     let span = run.start * grid.nx()..run.end * grid.nx();
                     Self::rows(grid, run.start, mode, #(&mut #outs[span.clone()],)* #(#ins,)* #(#reals,)*);
@@ -442,7 +443,7 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
                 let z_end = (z_first + chunk_rows).min(grid.hi[0]);
                 let base = z_first * grid.shape[1];
                 let runs = ::ppstencil::__private::row_runs::<T>(grid, z_first..z_end, #rz, #nfields);
-                ::ppstencil::__private::run_rows(plan, |mode| {
+                ::ppstencil::__private::run_rows(plan, #[inline(always)] |mode| {
                     for run in &runs {
                         let span = (run.start - base) * grid.nx()..(run.end - base) * grid.nx();
                         Self::rows(grid, run.start, mode, #(&mut #outs[span.clone()],)* #(#ins,)* #(#reals,)*);

@@ -78,6 +78,7 @@ impl AddSource {
                 >(grid, z_first..z_end, 0, 1);
                 ::ppstencil::__private::run_rows(
                     plan,
+                    #[inline(always)]
                     |mode| {
                         for run in &runs {
                             let span = (run.start - base)

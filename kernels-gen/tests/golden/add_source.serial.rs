@@ -67,6 +67,7 @@ impl AddSource {
         >(grid, grid.lo[0]..grid.hi[0], 0, 1);
         ::ppstencil::__private::run_rows(
             plan,
+            #[inline(always)]
             |mode| {
                 for run in &runs {
                     let span = run.start * grid.nx()..run.end * grid.nx();

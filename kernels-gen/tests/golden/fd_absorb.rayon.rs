@@ -89,6 +89,7 @@ impl FdAbsorb {
                 >(grid, z_first..z_end, 0, 3);
                 ::ppstencil::__private::run_rows(
                     plan,
+                    #[inline(always)]
                     |mode| {
                         for run in &runs {
                             let span = (run.start - base)

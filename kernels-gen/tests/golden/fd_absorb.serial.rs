@@ -78,6 +78,7 @@ impl FdAbsorb {
         >(grid, grid.lo[0]..grid.hi[0], 0, 3);
         ::ppstencil::__private::run_rows(
             plan,
+            #[inline(always)]
             |mode| {
                 for run in &runs {
                     let span = run.start * grid.nx()..run.end * grid.nx();

@@ -94,6 +94,7 @@ impl FdPxx {
                 >(grid, z_first..z_end, 0, 2);
                 ::ppstencil::__private::run_rows(
                     plan,
+                    #[inline(always)]
                     |mode| {
                         for run in &runs {
                             let span = (run.start - base)

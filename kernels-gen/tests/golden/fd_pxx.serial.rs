@@ -83,6 +83,7 @@ impl FdPxx {
         >(grid, grid.lo[0]..grid.hi[0], 0, 2);
         ::ppstencil::__private::run_rows(
             plan,
+            #[inline(always)]
             |mode| {
                 for run in &runs {
                     let span = run.start * grid.nx()..run.end * grid.nx();

@@ -140,6 +140,7 @@ impl FdStep8 {
                 >(grid, z_first..z_end, 4, 4);
                 ::ppstencil::__private::run_rows(
                     plan,
+                    #[inline(always)]
                     |mode| {
                         for run in &runs {
                             let span = (run.start - base)

@@ -129,6 +129,7 @@ impl FdStep8 {
         >(grid, grid.lo[0]..grid.hi[0], 4, 4);
         ::ppstencil::__private::run_rows(
             plan,
+            #[inline(always)]
             |mode| {
                 for run in &runs {
                     let span = run.start * grid.nx()..run.end * grid.nx();

@@ -106,6 +106,7 @@ impl FdTime {
                 >(grid, z_first..z_end, 0, 6);
                 ::ppstencil::__private::run_rows(
                     plan,
+                    #[inline(always)]
                     |mode| {
                         for run in &runs {
                             let span = (run.start - base)

@@ -95,6 +95,7 @@ impl FdTime {
         >(grid, grid.lo[0]..grid.hi[0], 0, 6);
         ::ppstencil::__private::run_rows(
             plan,
+            #[inline(always)]
             |mode| {
                 for run in &runs {
                     let span = run.start * grid.nx()..run.end * grid.nx();

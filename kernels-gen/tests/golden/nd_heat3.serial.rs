@@ -104,6 +104,7 @@ impl NdHeat3 {
         >(grid, grid.lo[0]..grid.hi[0], 1, 2);
         ::ppstencil::__private::run_rows(
             plan,
+            #[inline(always)]
             |mode| {
                 for run in &runs {
                     let span = run.start * grid.nx()..run.end * grid.nx();

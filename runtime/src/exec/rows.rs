@@ -168,14 +168,24 @@ impl RowPlan {
 /// ```
 #[inline(always)]
 pub fn run_rows<R>(plan: RowPlan, f: impl for<'s> FnOnce(RowMode<'s>) -> R) -> R {
-    vectorized(|| {
-        streaming(plan.stream, |stream| {
-            f(RowMode {
-                prefetch: plan.prefetch,
-                stream,
-            })
-        })
-    })
+    // `inline(always)` on the closures: each must be inlined into `vectorized`'s AVX2 copy,
+    // or what it calls is compiled for the baseline vector unit (LLVM outlined them for the
+    // PML's kernels, whose many fields make the body large).
+    vectorized(
+        #[inline(always)]
+        || {
+            streaming(
+                plan.stream,
+                #[inline(always)]
+                |stream| {
+                    f(RowMode {
+                        prefetch: plan.prefetch,
+                        stream,
+                    })
+                },
+            )
+        },
+    )
 }
 
 /// Permission to make non-temporal stores, only ever created by `streaming`: the CPU has
