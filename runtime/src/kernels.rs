@@ -26,6 +26,10 @@
 //! `fd_step_3d_2` ... `fd_step_3d_16` (dispatch with [`fd_step_3d_of_order`]) are the same
 //! updates on `(nz, ny, nx)` fields, with `laplacian(p, N)` summing the three axes;
 //! `pml_psi_3d` and `pml_update_3d` are the PML's kernels with the y axis added.
+//!
+//! On a face of the PML's layer (a point in the layer along one axis only), `solver::pml`
+//! runs the one-axis kernels `pml_psi_x`, `pml_update_x`, ... (`pml_psi_3d_x`, ... in 3D),
+//! which read and write a third (in 3D) or half (in 2D) of the fields of the full ones.
 
 use crate::{stencil, Error, ExecutionSpace, Param, Real, Result, ScalarField};
 
@@ -293,6 +297,82 @@ stencil! {
         zetaz[0, 0, 0] = zz;
         pnew[0, 0, 0] = pnew[0, 0, 0] + kv2[0, 0, 0] * (dpsix + zx + dpsiy + zy + dpsiz + zz);
     }
+
+    // The PML on a face of its layer, where a point lies in the layer along one axis only:
+    // the kernels above with the other axes' terms left out (there `a = 0`, `b = 1`, so they
+    // add exactly nothing), one pair per axis. `solver::pml` runs them on the faces and the
+    // kernels above on the edges and corners; on a face they give the same values.
+
+    /// [`pml_psi`] on a face of the layer along x: `psi = b psi + a D1x(p)`.
+    pub fn pml_psi_x(psi: inout, p: in, a: in, b: in) {
+        psi[0, 0] = b[0, 0] * psi[0, 0]
+            + a[0, 0] * (2.0 / 3.0 * (p[0, 1] - p[0, -1]) - 1.0 / 12.0 * (p[0, 2] - p[0, -2]));
+    }
+
+    /// [`pml_psi`] on a face of the layer along z: `psi = b psi + a D1z(p)`.
+    pub fn pml_psi_z(psi: inout, p: in, a: in, b: in) {
+        psi[0, 0] = b[0, 0] * psi[0, 0]
+            + a[0, 0] * (2.0 / 3.0 * (p[1, 0] - p[-1, 0]) - 1.0 / 12.0 * (p[2, 0] - p[-2, 0]));
+    }
+
+    /// [`pml_update`] on a face of the layer along x: `zeta = b zeta + a (D2x(p) +
+    /// D1x(psi))`, `pnew += kv2 (D1x(psi) + zeta)`.
+    pub fn pml_update_x(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+        let dpsi = 2.0 / 3.0 * (psi[0, 1] - psi[0, -1]) - 1.0 / 12.0 * (psi[0, 2] - psi[0, -2]);
+        let z = b[0, 0] * zeta[0, 0] + a[0, 0] * (d2x(p, 4) + dpsi);
+        zeta[0, 0] = z;
+        pnew[0, 0] = pnew[0, 0] + kv2[0, 0] * (dpsi + z);
+    }
+
+    /// [`pml_update`] on a face of the layer along z.
+    pub fn pml_update_z(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+        let dpsi = 2.0 / 3.0 * (psi[1, 0] - psi[-1, 0]) - 1.0 / 12.0 * (psi[2, 0] - psi[-2, 0]);
+        let z = b[0, 0] * zeta[0, 0] + a[0, 0] * (d2z(p, 4) + dpsi);
+        zeta[0, 0] = z;
+        pnew[0, 0] = pnew[0, 0] + kv2[0, 0] * (dpsi + z);
+    }
+
+    /// [`pml_psi_3d`] on a face of the layer along x.
+    pub fn pml_psi_3d_x(psi: inout, p: in, a: in, b: in) {
+        psi[0, 0, 0] = b[0, 0, 0] * psi[0, 0, 0]
+            + a[0, 0, 0] * (2.0 / 3.0 * (p[0, 0, 1] - p[0, 0, -1]) - 1.0 / 12.0 * (p[0, 0, 2] - p[0, 0, -2]));
+    }
+
+    /// [`pml_psi_3d`] on a face of the layer along y.
+    pub fn pml_psi_3d_y(psi: inout, p: in, a: in, b: in) {
+        psi[0, 0, 0] = b[0, 0, 0] * psi[0, 0, 0]
+            + a[0, 0, 0] * (2.0 / 3.0 * (p[0, 1, 0] - p[0, -1, 0]) - 1.0 / 12.0 * (p[0, 2, 0] - p[0, -2, 0]));
+    }
+
+    /// [`pml_psi_3d`] on a face of the layer along z.
+    pub fn pml_psi_3d_z(psi: inout, p: in, a: in, b: in) {
+        psi[0, 0, 0] = b[0, 0, 0] * psi[0, 0, 0]
+            + a[0, 0, 0] * (2.0 / 3.0 * (p[1, 0, 0] - p[-1, 0, 0]) - 1.0 / 12.0 * (p[2, 0, 0] - p[-2, 0, 0]));
+    }
+
+    /// [`pml_update_3d`] on a face of the layer along x.
+    pub fn pml_update_3d_x(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+        let dpsi = 2.0 / 3.0 * (psi[0, 0, 1] - psi[0, 0, -1]) - 1.0 / 12.0 * (psi[0, 0, 2] - psi[0, 0, -2]);
+        let z = b[0, 0, 0] * zeta[0, 0, 0] + a[0, 0, 0] * (d2x(p, 4) + dpsi);
+        zeta[0, 0, 0] = z;
+        pnew[0, 0, 0] = pnew[0, 0, 0] + kv2[0, 0, 0] * (dpsi + z);
+    }
+
+    /// [`pml_update_3d`] on a face of the layer along y.
+    pub fn pml_update_3d_y(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+        let dpsi = 2.0 / 3.0 * (psi[0, 1, 0] - psi[0, -1, 0]) - 1.0 / 12.0 * (psi[0, 2, 0] - psi[0, -2, 0]);
+        let z = b[0, 0, 0] * zeta[0, 0, 0] + a[0, 0, 0] * (d2y(p, 4) + dpsi);
+        zeta[0, 0, 0] = z;
+        pnew[0, 0, 0] = pnew[0, 0, 0] + kv2[0, 0, 0] * (dpsi + z);
+    }
+
+    /// [`pml_update_3d`] on a face of the layer along z.
+    pub fn pml_update_3d_z(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+        let dpsi = 2.0 / 3.0 * (psi[1, 0, 0] - psi[-1, 0, 0]) - 1.0 / 12.0 * (psi[2, 0, 0] - psi[-2, 0, 0]);
+        let z = b[0, 0, 0] * zeta[0, 0, 0] + a[0, 0, 0] * (d2z(p, 4) + dpsi);
+        zeta[0, 0, 0] = z;
+        pnew[0, 0, 0] = pnew[0, 0, 0] + kv2[0, 0, 0] * (dpsi + z);
+    }
 }
 
 /// Defines, from one list of `order => kernel / Marker`, the fused step's orders
@@ -460,6 +540,16 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         PmlUpdate::INFO,
         PmlPsi3d::INFO,
         PmlUpdate3d::INFO,
+        PmlPsiX::INFO,
+        PmlPsiZ::INFO,
+        PmlUpdateX::INFO,
+        PmlUpdateZ::INFO,
+        PmlPsi3dX::INFO,
+        PmlPsi3dY::INFO,
+        PmlPsi3dZ::INFO,
+        PmlUpdate3dX::INFO,
+        PmlUpdate3dY::INFO,
+        PmlUpdate3dZ::INFO,
     ]
 };
 

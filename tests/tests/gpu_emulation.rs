@@ -15,7 +15,8 @@ use ppstencil::kernels::{
     AddSource, AddSource3d, FdAbsorb, FdAbsorb3d, FdKv2, FdKv23d, FdPxx, FdPzz, FdStep10, FdStep12,
     FdStep14, FdStep16, FdStep2, FdStep3d10, FdStep3d12, FdStep3d14, FdStep3d16, FdStep3d2,
     FdStep3d4, FdStep3d6, FdStep3d8, FdStep4, FdStep6, FdStep8, FdTime, InjectSource,
-    InjectSource3d, PmlPsi, PmlPsi3d, PmlUpdate, PmlUpdate3d,
+    InjectSource3d, PmlPsi, PmlPsi3d, PmlPsi3dX, PmlPsi3dY, PmlPsi3dZ, PmlPsiX, PmlPsiZ, PmlUpdate,
+    PmlUpdate3d, PmlUpdate3dX, PmlUpdate3dY, PmlUpdate3dZ, PmlUpdateX, PmlUpdateZ,
 };
 use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::Real;
@@ -308,7 +309,7 @@ fn check_all(backend: &str) {
     }
     interior!(
         FdStep2, FdStep6, FdStep8, FdStep10, FdStep12, FdStep14, FdStep16, FdAbsorb, PmlPsi,
-        PmlUpdate
+        PmlUpdate, PmlPsiX, PmlPsiZ, PmlUpdateX, PmlUpdateZ
     );
     for (c, &(nz, nx, bx, by)) in CASES.iter().enumerate() {
         let block = BlockSize::new(bx, by).expect("block");
@@ -335,6 +336,10 @@ fn check_all(backend: &str) {
         FdAbsorb::INFO,
         PmlPsi::INFO,
         PmlUpdate::INFO,
+        PmlPsiX::INFO,
+        PmlPsiZ::INFO,
+        PmlUpdateX::INFO,
+        PmlUpdateZ::INFO,
         AddSource3d::INFO,
         InjectSource3d::INFO,
         FdKv23d::INFO,
@@ -349,6 +354,12 @@ fn check_all(backend: &str) {
         FdStep3d16::INFO,
         PmlPsi3d::INFO,
         PmlUpdate3d::INFO,
+        PmlPsi3dX::INFO,
+        PmlPsi3dY::INFO,
+        PmlPsi3dZ::INFO,
+        PmlUpdate3dX::INFO,
+        PmlUpdate3dY::INFO,
+        PmlUpdate3dZ::INFO,
     ] {
         checked.push(info.name);
     }
@@ -424,7 +435,13 @@ fn check_all(backend: &str) {
         FdStep3d14,
         FdStep3d16,
         PmlPsi3d,
-        PmlUpdate3d
+        PmlUpdate3d,
+        PmlPsi3dX,
+        PmlPsi3dY,
+        PmlPsi3dZ,
+        PmlUpdate3dX,
+        PmlUpdate3dY,
+        PmlUpdate3dZ
     );
     assert!(nd > 1000, "{nd} 1D/3D points compared");
 }

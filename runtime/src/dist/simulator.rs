@@ -16,9 +16,9 @@ use crate::kernels::{FdPxx, FdPzz, FdTime};
 use crate::launch::{axes, launch_in_region};
 use crate::receivers::Seismogram;
 use crate::solver::{
-    absorbing_eta, layer_boxes, layer_depth, non_finite, position_words, source_sample, Boundary,
-    Dims, Pml, PmlRows, SourceMode, StepKernels, WaveConfig, WaveKernels, FINITE_CHECK_EVERY,
-    PML_HALO, PML_RADIUS,
+    absorbing_eta, layer_depth, non_finite, pml_boxes, position_words, source_sample, Boundary,
+    Dims, Pml, PmlBox, PmlRows, SourceMode, StepKernels, WaveConfig, WaveKernels,
+    FINITE_CHECK_EVERY, PML_HALO, PML_RADIUS,
 };
 use crate::{Error, ExecutionSpace, MemSpaceHost, Param, Real, Result, ScalarField};
 use mpi::datatype::Equivalence;
@@ -282,15 +282,18 @@ where
         // computes them there.
         let mut pml = match c.layer() {
             Some(Boundary::Pml) => {
-                let boxes = layer_boxes(shape, c.absorb, r.max(PML_RADIUS));
+                let boxes = pml_boxes(shape, c.absorb, r.max(PML_RADIUS));
                 let beyond: [Range<usize>; D] = std::array::from_fn(|a| {
                     own[a].start.saturating_sub(PML_RADIUS)..(own[a].end + PML_RADIUS).min(shape[a])
                 });
-                let cut = |part: &[Range<usize>; D]| -> Vec<[Range<usize>; D]> {
+                let cut = |part: &[Range<usize>; D]| -> Vec<PmlBox<D>> {
                     boxes
                         .iter()
-                        .map(|b| to_local(&intersect(b, part), origin))
-                        .filter(|b| !is_empty(b))
+                        .map(|b| PmlBox {
+                            region: to_local(&intersect(&b.region, part), origin),
+                            face: b.face,
+                        })
+                        .filter(|b| !is_empty(&b.region))
                         .collect()
                 };
                 Some(Pml::<MemSpaceHost, T, D>::prepare_part(

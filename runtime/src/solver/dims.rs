@@ -10,7 +10,11 @@ use crate::kernels::{
     inject_source_3d, FdAbsorb, FdAbsorb3d,
 };
 use crate::kernels::{PmlPsi, PmlPsi3d, PmlUpdate, PmlUpdate3d};
-use crate::launch::{Stencil, StencilInfo};
+use crate::kernels::{
+    PmlPsi3dX, PmlPsi3dY, PmlPsi3dZ, PmlPsiX, PmlPsiZ, PmlUpdate3dX, PmlUpdate3dY, PmlUpdate3dZ,
+    PmlUpdateX, PmlUpdateZ,
+};
+use crate::launch::{launch_in_region, Stencil, StencilInfo};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::ops::Range;
 
@@ -35,6 +39,20 @@ pub trait WaveKernels<const D: usize> {
     /// `pnew`; its fields are `pnew` and `zeta` per axis, then `p`, `psi` per axis, `kv2` and
     /// `a`, `b` per axis (each x first).
     type PmlUpdate: Stencil;
+
+    /// The PML's kernels on a face of the layer along axis `axis` (outermost first), where
+    /// no other axis is in the layer, launched on `region`: `pml_psi_<x|z>` (`update`
+    /// false; fields `psi`, then `p`, `a`, `b` of that axis) or `pml_update_<x|z>` (fields
+    /// `pnew`, `zeta`, then `p`, `psi`, `kv2`, `a`, `b`); `pml_psi_3d_<x|y|z>` and
+    /// `pml_update_3d_<x|y|z>` in 3D.
+    fn pml_face<E: ExecutionSpace, T: Real>(
+        space: &E,
+        axis: usize,
+        update: bool,
+        region: [Range<usize>; D],
+        outs: &mut [&mut Field<E, T, D>],
+        ins: &[&Field<E, T, D>],
+    ) -> Result<()>;
 
     /// Sets the pressure at `at` to `value` (the paper's source).
     fn set_source<E: ExecutionSpace, T: Real>(
@@ -119,6 +137,22 @@ impl WaveKernels<2> for Dims<2> {
 
     type PmlPsi = PmlPsi;
     type PmlUpdate = PmlUpdate;
+
+    fn pml_face<E: ExecutionSpace, T: Real>(
+        space: &E,
+        axis: usize,
+        update: bool,
+        region: [Range<usize>; 2],
+        outs: &mut [&mut Field<E, T, 2>],
+        ins: &[&Field<E, T, 2>],
+    ) -> Result<()> {
+        match (axis, update) {
+            (0, false) => launch_in_region::<PmlPsiZ, E, T, 2>(space, region, outs, ins, &[]),
+            (0, true) => launch_in_region::<PmlUpdateZ, E, T, 2>(space, region, outs, ins, &[]),
+            (_, false) => launch_in_region::<PmlPsiX, E, T, 2>(space, region, outs, ins, &[]),
+            (_, true) => launch_in_region::<PmlUpdateX, E, T, 2>(space, region, outs, ins, &[]),
+        }
+    }
     fn fused_step_info(order: usize) -> Result<&'static StencilInfo> {
         fd_step_info(order)
     }
@@ -194,6 +228,24 @@ impl WaveKernels<3> for Dims<3> {
 
     type PmlPsi = PmlPsi3d;
     type PmlUpdate = PmlUpdate3d;
+
+    fn pml_face<E: ExecutionSpace, T: Real>(
+        space: &E,
+        axis: usize,
+        update: bool,
+        region: [Range<usize>; 3],
+        outs: &mut [&mut Field<E, T, 3>],
+        ins: &[&Field<E, T, 3>],
+    ) -> Result<()> {
+        match (axis, update) {
+            (0, false) => launch_in_region::<PmlPsi3dZ, E, T, 3>(space, region, outs, ins, &[]),
+            (0, true) => launch_in_region::<PmlUpdate3dZ, E, T, 3>(space, region, outs, ins, &[]),
+            (1, false) => launch_in_region::<PmlPsi3dY, E, T, 3>(space, region, outs, ins, &[]),
+            (1, true) => launch_in_region::<PmlUpdate3dY, E, T, 3>(space, region, outs, ins, &[]),
+            (_, false) => launch_in_region::<PmlPsi3dX, E, T, 3>(space, region, outs, ins, &[]),
+            (_, true) => launch_in_region::<PmlUpdate3dX, E, T, 3>(space, region, outs, ins, &[]),
+        }
+    }
     fn fused_step_info(order: usize) -> Result<&'static StencilInfo> {
         fd_step_3d_info(order)
     }

@@ -56,8 +56,8 @@ pub use physics::{
     MAX_SPACE_ORDER, MIN_SPACE_ORDER,
 };
 pub use pml::{
-    layer_boxes, pml_profile, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK, DEFAULT_PML_DEGREE,
-    DEFAULT_PML_R, MAX_PML_DEGREE, PML_HALO, PML_RADIUS,
+    layer_boxes, pml_boxes, pml_profile, PmlBox, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK,
+    DEFAULT_PML_DEGREE, DEFAULT_PML_R, MAX_PML_DEGREE, PML_HALO, PML_RADIUS,
 };
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
 #[cfg(feature = "mpi")]
