@@ -54,13 +54,27 @@ mod with_mpi {
     use ppstencil::{io, ExecutionSpace, HostField, MemSpaceHost, Rayon, Real, Serial};
 
     /// Prints `e` as `main` would, prefixed with the rank, and stops every rank.
+    ///
+    /// The message goes out in one write, and the abort waits [`ABORT_GRACE`] for it:
+    /// `mpiexec` forwards a rank's stderr through a pipe and `MPI_Abort` kills the ranks
+    /// at once, so a message written piece by piece was seen cut short ("error (rank 0")
+    /// on a loaded machine.
     fn abort(world: &SimpleCommunicator, e: &anyhow::Error) -> ! {
-        eprintln!("error (rank {} of {}): {e}", world.rank(), world.size());
+        use std::io::Write as _;
+        let mut text = format!("error (rank {} of {}): {e}\n", world.rank(), world.size());
         for cause in e.chain().skip(1) {
-            eprintln!("  caused by: {cause}");
+            text.push_str(&format!("  caused by: {cause}\n"));
         }
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr.write_all(text.as_bytes());
+        let _ = stderr.flush();
+        drop(stderr);
+        std::thread::sleep(ABORT_GRACE);
         world.abort(i32::from(crate::exit_code(e)))
     }
+
+    /// How long a failing rank waits between printing its error and `MPI_Abort`.
+    const ABORT_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
 
     /// See the module docs.
     pub fn run_distributed(plan: &Plan) -> anyhow::Result<Option<RunSummary>> {
