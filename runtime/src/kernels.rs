@@ -299,9 +299,12 @@ stencil! {
     }
 
     // The PML on a face of its layer, where a point lies in the layer along one axis only:
-    // the kernels above with the other axes' terms left out (there `a = 0`, `b = 1`, so they
-    // add exactly nothing), one pair per axis. `solver::pml` runs them on the faces and the
-    // kernels above on the edges and corners; on a face they give the same values.
+    // the kernels above with the other axes' terms left out, one pair per axis. There the
+    // other axes' `a = 0` and `b = 1`, so their `zeta` stays 0 and their `psi` is 0 except
+    // within 2 cells of the edge where a face meets a corner or edge box: that `D1(psi)`,
+    // which the interior next to the layer leaves out as well, is left out here too (where
+    // `psi` is 0 the results are the full kernels' bit for bit, as `solver::pml` tests).
+    // `solver::pml` runs them on the faces and the kernels above on the edges and corners.
 
     /// [`pml_psi`] on a face of the layer along x: `psi = b psi + a D1x(p)`.
     pub fn pml_psi_x(psi: inout, p: in, a: in, b: in) {
