@@ -1,0 +1,71 @@
+//! What the PML costs per time step: the paper's problem (1751 x 5001, f32, rayon) stepped
+//! with a rigid border and with a PML of `ABSORB` cells, both prepared once in this process
+//! and advanced block by block in turns (one block of 16 steps of each, then the next), so
+//! that both see the same memory bandwidth; the default temporal blocking of a run.
+//!
+//! `cargo run --release -p ppwave --example pml_cost -- [BLOCKS=24] [ABSORB=20] [THREADS=2]`
+//!
+//! Prints the time per step of each and their ratio (the PML's step over the rigid one),
+//! over all blocks and as the median of the per-block ratios.
+
+use ppstencil::solver::{Boundary, WaveConfig, WaveSimulator};
+use ppstencil::Rayon;
+use std::time::Instant;
+
+/// Steps per block, and the steps run before timing (a multiple of the block).
+const BLOCK: usize = 16;
+const WARM_UP: usize = 64;
+
+fn simulator(absorb: usize, nt: usize, threads: usize) -> anyhow::Result<WaveSimulator<Rayon>> {
+    let config = WaveConfig {
+        nt,
+        absorb,
+        boundary: if absorb > 0 {
+            Boundary::Pml
+        } else {
+            Boundary::Rigid
+        },
+        ..WaveConfig::paper()
+    };
+    let mut sim = WaveSimulator::with_config(Rayon::with_threads(threads)?, config);
+    sim.prepare()?;
+    while sim.step_block(BLOCK)? + 1 < WARM_UP {}
+    Ok(sim)
+}
+
+fn main() -> anyhow::Result<()> {
+    let arg = |k: usize, default: usize| -> anyhow::Result<usize> {
+        Ok(match std::env::args().nth(k) {
+            Some(s) => s.parse()?,
+            None => default,
+        })
+    };
+    let (blocks, absorb, threads) = (arg(1, 24)?, arg(2, 20)?, arg(3, 2)?);
+    anyhow::ensure!(blocks > 0 && absorb > 0, "BLOCKS and ABSORB must be at least 1");
+    let nt = WARM_UP + BLOCK * blocks;
+    let mut rigid = simulator(0, nt, threads)?;
+    let mut pml = simulator(absorb, nt, threads)?;
+    let (mut ratios, mut t_rigid, mut t_pml) = (Vec::new(), 0.0, 0.0);
+    for _ in 0..blocks {
+        let t = Instant::now();
+        rigid.step_block(BLOCK)?;
+        let a = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        pml.step_block(BLOCK)?;
+        let b = t.elapsed().as_secs_f64();
+        ratios.push(b / a);
+        t_rigid += a;
+        t_pml += b;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let steps = (BLOCK * blocks) as f64;
+    println!(
+        "paper grid, {threads} threads, {blocks} blocks of {BLOCK} steps: rigid {:.3} ms/step, \
+         pml ({absorb} cells) {:.3} ms/step; pml / rigid {:.3} (all blocks), {:.3} (median of blocks)",
+        t_rigid / steps * 1e3,
+        t_pml / steps * 1e3,
+        t_pml / t_rigid,
+        ratios[ratios.len() / 2]
+    );
+    Ok(())
+}
