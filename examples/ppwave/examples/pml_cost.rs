@@ -41,7 +41,10 @@ fn main() -> anyhow::Result<()> {
         })
     };
     let (blocks, absorb, threads) = (arg(1, 24)?, arg(2, 20)?, arg(3, 2)?);
-    anyhow::ensure!(blocks > 0 && absorb > 0, "BLOCKS and ABSORB must be at least 1");
+    anyhow::ensure!(
+        blocks > 0 && absorb > 0,
+        "BLOCKS and ABSORB must be at least 1"
+    );
     let nt = WARM_UP + BLOCK * blocks;
     let mut rigid = simulator(0, nt, threads)?;
     let mut pml = simulator(absorb, nt, threads)?;
