@@ -6,7 +6,8 @@
 //! `cargo run --release -p ppwave --example pml_cost -- [BLOCKS=24] [ABSORB=20] [THREADS=2]`
 //!
 //! Prints the time per step of each and their ratio (the PML's step over the rigid one),
-//! over all blocks and as the median of the per-block ratios.
+//! over all blocks and as the median of the per-block ratios, and the STREAM triad of the
+//! same threads measured before and after (`ppwave bench`'s), the bandwidth of the moment.
 
 use ppstencil::solver::{Boundary, WaveConfig, WaveSimulator};
 use ppstencil::Rayon;
@@ -45,6 +46,7 @@ fn main() -> anyhow::Result<()> {
         blocks > 0 && absorb > 0,
         "BLOCKS and ABSORB must be at least 1"
     );
+    let triad_before = ppwave::bench::triad_gbs(threads, 5)?;
     let nt = WARM_UP + BLOCK * blocks;
     let mut rigid = simulator(0, nt, threads)?;
     let mut pml = simulator(absorb, nt, threads)?;
@@ -60,11 +62,13 @@ fn main() -> anyhow::Result<()> {
         t_rigid += a;
         t_pml += b;
     }
+    let triad_after = ppwave::bench::triad_gbs(threads, 5)?;
     ratios.sort_by(f64::total_cmp);
     let steps = (BLOCK * blocks) as f64;
     println!(
         "paper grid, {threads} threads, {blocks} blocks of {BLOCK} steps: rigid {:.3} ms/step, \
-         pml ({absorb} cells) {:.3} ms/step; pml / rigid {:.3} (all blocks), {:.3} (median of blocks)",
+         pml ({absorb} cells) {:.3} ms/step; pml / rigid {:.3} (all blocks), {:.3} (median of \
+         blocks); triad {triad_before:.1} GB/s before, {triad_after:.1} after",
         t_rigid / steps * 1e3,
         t_pml / steps * 1e3,
         t_pml / t_rigid,

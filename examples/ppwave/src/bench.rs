@@ -285,6 +285,19 @@ fn median_min(mut t: Vec<f64>) -> (f64, f64) {
     (median.max(1e-12), t[0])
 }
 
+/// Bytes of each STREAM array: `mib` MiB (`--stream-mib`), by default 4 × the last-level
+/// cache and at least 64 MiB.
+fn stream_bytes(mib: Option<usize>) -> usize {
+    mib.map_or_else(|| (4 * cache_sizes().llc).max(64 << 20), |m| m << 20)
+}
+
+/// The STREAM triad of `threads` threads in GB/s (arrays of the default size, the median of
+/// `repeat` runs after a warm-up), for programs that report their timings beside the
+/// bandwidth of the moment (`examples/pml_cost.rs`).
+pub fn triad_gbs(threads: usize, repeat: usize) -> Result<f64> {
+    Ok(stream(threads, stream_bytes(None) / 8, repeat)?.triad_gbs)
+}
+
 /// STREAM copy and triad on `threads` threads (one contiguous block per thread, as OpenMP's
 /// static schedule), on `len`-element `f64` arrays.
 fn stream(threads: usize, len: usize, repeat: usize) -> Result<Bandwidth> {
@@ -639,10 +652,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     )?;
 
     // 1. Bandwidth.
-    let stream_bytes = args
-        .stream_mib
-        .map_or_else(|| (4 * cache.llc).max(64 << 20), |m| m << 20);
-    let len = stream_bytes / 8;
+    let len = stream_bytes(args.stream_mib) / 8;
     let mut bandwidth = vec![stream(1, len, args.repeat)?];
     if threads > 1 {
         bandwidth.push(stream(threads, len, args.repeat)?);
@@ -1043,12 +1053,10 @@ fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize
         info.flops_per_point,
         args.repeat
     );
-    let stream_bytes = args
-        .stream_mib
-        .map_or_else(|| (4 * cache.llc).max(64 << 20), |m| m << 20);
-    let mut bandwidth = vec![stream(1, stream_bytes / 8, args.repeat)?];
+    let len = stream_bytes(args.stream_mib) / 8;
+    let mut bandwidth = vec![stream(1, len, args.repeat)?];
     if threads > 1 {
-        bandwidth.push(stream(threads, stream_bytes / 8, args.repeat)?);
+        bandwidth.push(stream(threads, len, args.repeat)?);
     }
     for b in &bandwidth {
         println!(

@@ -40,14 +40,16 @@ pub trait WaveKernels<const D: usize> {
     /// `a`, `b` per axis (each x first).
     type PmlUpdate: Stencil;
 
-    /// The PML's kernels on a face of the layer along axis `axis` (outermost first), where
-    /// no other axis is in the layer, launched on `region`: `pml_psi_<x|z>` (`update`
-    /// false; fields `psi`, then `p`, `a`, `b` of that axis) or `pml_update_<x|z>` (fields
-    /// `pnew`, `zeta`, then `p`, `psi`, `kv2`, `a`, `b`); `pml_psi_3d_<x|y|z>` and
-    /// `pml_update_3d_<x|y|z>` in 3D.
-    fn pml_face<E: ExecutionSpace, T: Real>(
+    /// One of the PML's kernels on `region`, a box of the layer ([`PmlBox`](super::PmlBox)):
+    /// the first (`update` false) or the second. `face: Some(axis)` (axis outermost first):
+    /// the box is a face along that axis only, and the one-axis kernel runs,
+    /// `pml_psi_<x|z>` (fields `psi`, then `p`, `a`, `b` of that axis) or `pml_update_<x|z>`
+    /// (fields `pnew`, `zeta`, then `p`, `psi`, `kv2`, `a`, `b`); `pml_psi_3d_<x|y|z>` and
+    /// `pml_update_3d_<x|y|z>` in 3D. `None`: [`PmlPsi`](Self::PmlPsi) or
+    /// [`PmlUpdate`](Self::PmlUpdate), with their fields.
+    fn pml_kernel<E: ExecutionSpace, T: Real>(
         space: &E,
-        axis: usize,
+        face: Option<usize>,
         update: bool,
         region: [Range<usize>; D],
         outs: &mut [&mut Field<E, T, D>],
@@ -138,17 +140,21 @@ impl WaveKernels<2> for Dims<2> {
     type PmlPsi = PmlPsi;
     type PmlUpdate = PmlUpdate;
 
-    fn pml_face<E: ExecutionSpace, T: Real>(
+    fn pml_kernel<E: ExecutionSpace, T: Real>(
         space: &E,
-        axis: usize,
+        face: Option<usize>,
         update: bool,
         region: [Range<usize>; 2],
         outs: &mut [&mut Field<E, T, 2>],
         ins: &[&Field<E, T, 2>],
     ) -> Result<()> {
-        match (axis, update) {
-            (0, false) => launch_in_region::<PmlPsiZ, E, T, 2>(space, region, outs, ins, &[]),
-            (0, true) => launch_in_region::<PmlUpdateZ, E, T, 2>(space, region, outs, ins, &[]),
+        match (face, update) {
+            (None, false) => launch_in_region::<PmlPsi, E, T, 2>(space, region, outs, ins, &[]),
+            (None, true) => launch_in_region::<PmlUpdate, E, T, 2>(space, region, outs, ins, &[]),
+            (Some(0), false) => launch_in_region::<PmlPsiZ, E, T, 2>(space, region, outs, ins, &[]),
+            (Some(0), true) => {
+                launch_in_region::<PmlUpdateZ, E, T, 2>(space, region, outs, ins, &[])
+            }
             (_, false) => launch_in_region::<PmlPsiX, E, T, 2>(space, region, outs, ins, &[]),
             (_, true) => launch_in_region::<PmlUpdateX, E, T, 2>(space, region, outs, ins, &[]),
         }
@@ -229,19 +235,29 @@ impl WaveKernels<3> for Dims<3> {
     type PmlPsi = PmlPsi3d;
     type PmlUpdate = PmlUpdate3d;
 
-    fn pml_face<E: ExecutionSpace, T: Real>(
+    fn pml_kernel<E: ExecutionSpace, T: Real>(
         space: &E,
-        axis: usize,
+        face: Option<usize>,
         update: bool,
         region: [Range<usize>; 3],
         outs: &mut [&mut Field<E, T, 3>],
         ins: &[&Field<E, T, 3>],
     ) -> Result<()> {
-        match (axis, update) {
-            (0, false) => launch_in_region::<PmlPsi3dZ, E, T, 3>(space, region, outs, ins, &[]),
-            (0, true) => launch_in_region::<PmlUpdate3dZ, E, T, 3>(space, region, outs, ins, &[]),
-            (1, false) => launch_in_region::<PmlPsi3dY, E, T, 3>(space, region, outs, ins, &[]),
-            (1, true) => launch_in_region::<PmlUpdate3dY, E, T, 3>(space, region, outs, ins, &[]),
+        match (face, update) {
+            (None, false) => launch_in_region::<PmlPsi3d, E, T, 3>(space, region, outs, ins, &[]),
+            (None, true) => launch_in_region::<PmlUpdate3d, E, T, 3>(space, region, outs, ins, &[]),
+            (Some(0), false) => {
+                launch_in_region::<PmlPsi3dZ, E, T, 3>(space, region, outs, ins, &[])
+            }
+            (Some(0), true) => {
+                launch_in_region::<PmlUpdate3dZ, E, T, 3>(space, region, outs, ins, &[])
+            }
+            (Some(1), false) => {
+                launch_in_region::<PmlPsi3dY, E, T, 3>(space, region, outs, ins, &[])
+            }
+            (Some(1), true) => {
+                launch_in_region::<PmlUpdate3dY, E, T, 3>(space, region, outs, ins, &[])
+            }
             (_, false) => launch_in_region::<PmlPsi3dX, E, T, 3>(space, region, outs, ins, &[]),
             (_, true) => launch_in_region::<PmlUpdate3dX, E, T, 3>(space, region, outs, ins, &[]),
         }

@@ -25,7 +25,6 @@
 //! validation (`config.rs`).
 
 use super::dims::{Dims, WaveKernels};
-use crate::launch::launch_in_region;
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::ops::Range;
 
@@ -394,62 +393,39 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             .rev()
             .flat_map(|k| [&self.a[k], &self.b[k]])
             .collect();
-        let mut ins = vec![p];
-        ins.extend(&profiles);
+        // The full kernels' fields (x first); a face's kernel takes its axis's only.
+        let mut full = vec![p];
+        full.extend(&profiles);
         for b in &self.psi_boxes {
             let Some(region) = cut(&b.region, &rows.psi) else {
                 continue;
             };
-            match b.face {
-                Some(k) => Dims::<D>::pml_face(
-                    space,
-                    k,
-                    false,
-                    region,
-                    &mut [&mut self.psi[k]],
-                    &[p, &self.a[k], &self.b[k]],
-                )?,
-                None => {
-                    let mut outs: Vec<_> = self.psi.iter_mut().rev().collect();
-                    launch_in_region::<<Dims<D> as WaveKernels<D>>::PmlPsi, E, T, D>(
-                        space,
-                        region,
-                        &mut outs,
-                        &ins,
-                        &[],
-                    )?
-                }
-            }
+            let (mut outs, ins): (Vec<_>, _) = match b.face {
+                Some(k) => (vec![&mut self.psi[k]], vec![p, &self.a[k], &self.b[k]]),
+                None => (self.psi.iter_mut().rev().collect(), full.clone()),
+            };
+            Dims::<D>::pml_kernel(space, b.face, false, region, &mut outs, &ins)?;
         }
-        let mut ins = vec![p];
-        ins.extend(self.psi.iter().rev());
-        ins.push(kv2);
-        ins.extend(&profiles);
+        let mut full = vec![p];
+        full.extend(self.psi.iter().rev());
+        full.push(kv2);
+        full.extend(&profiles);
         for b in &self.boxes {
             let Some(region) = cut(&b.region, &rows.update) else {
                 continue;
             };
-            match b.face {
-                Some(k) => Dims::<D>::pml_face(
-                    space,
-                    k,
-                    true,
-                    region,
-                    &mut [&mut *pnew, &mut self.zeta[k]],
-                    &[p, &self.psi[k], kv2, &self.a[k], &self.b[k]],
-                )?,
-                None => {
-                    let mut outs = vec![&mut *pnew];
-                    outs.extend(self.zeta.iter_mut().rev());
-                    launch_in_region::<<Dims<D> as WaveKernels<D>>::PmlUpdate, E, T, D>(
-                        space,
-                        region,
-                        &mut outs,
-                        &ins,
-                        &[],
-                    )?
+            let mut outs = vec![&mut *pnew];
+            let ins = match b.face {
+                Some(k) => {
+                    outs.push(&mut self.zeta[k]);
+                    vec![p, &self.psi[k], kv2, &self.a[k], &self.b[k]]
                 }
-            }
+                None => {
+                    outs.extend(self.zeta.iter_mut().rev());
+                    full.clone()
+                }
+            };
+            Dims::<D>::pml_kernel(space, b.face, true, region, &mut outs, &ins)?;
         }
         Ok(())
     }
@@ -458,6 +434,22 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::launch_in_region;
+
+    /// The points of a box, each as its index per axis.
+    fn box_points<const D: usize>(b: &[Range<usize>; D]) -> Vec<[usize; D]> {
+        let n: usize = b.iter().map(|r| r.len()).product();
+        (0..n)
+            .map(|mut k| {
+                let mut idx = [0usize; D];
+                for j in (0..D).rev() {
+                    idx[j] = b[j].start + k % b[j].len();
+                    k /= b[j].len();
+                }
+                idx
+            })
+            .collect()
+    }
 
     /// Every point of the layer (inside the edge) in exactly one box, no other point, in
     /// 1D, 2D and 3D, counted against the definition point by point.
@@ -467,24 +459,13 @@ mod tests {
             let total: usize = shape.iter().product();
             let mut hits = vec![0u8; total];
             for b in layer_boxes(shape, width, edge) {
-                let mut idx = [0usize; D];
-                let n: usize = b.iter().map(|r| r.len()).product();
-                for mut k in 0..n {
-                    for j in (0..D).rev() {
-                        idx[j] = b[j].start + k % b[j].len();
-                        k /= b[j].len();
-                    }
+                for idx in box_points(&b) {
                     let flat = idx.iter().zip(&shape).fold(0, |f, (&i, &s)| f * s + i);
                     hits[flat] += 1;
                 }
             }
-            for (flat, &h) in hits.iter().enumerate() {
-                let mut rem = flat;
-                let mut idx = [0usize; D];
-                for j in (0..D).rev() {
-                    idx[j] = rem % shape[j];
-                    rem /= shape[j];
-                }
+            // Every point of the grid, in flat (row-major) order.
+            for (idx, &h) in box_points(&shape.map(|n| 0..n)).iter().zip(&hits) {
                 let inside = idx
                     .iter()
                     .zip(&shape)
@@ -516,13 +497,7 @@ mod tests {
             let mut hits = vec![0u8; total];
             let flat = |idx: &[usize; D]| idx.iter().zip(&shape).fold(0, |f, (&i, &s)| f * s + i);
             for b in pml_boxes(shape, width, edge) {
-                let n: usize = b.region.iter().map(|r| r.len()).product();
-                for mut k in 0..n {
-                    let mut idx = [0usize; D];
-                    for j in (0..D).rev() {
-                        idx[j] = b.region[j].start + k % b.region[j].len();
-                        k /= b.region[j].len();
-                    }
+                for idx in box_points(&b.region) {
                     let in_layer: Vec<usize> = (0..D)
                         .filter(|&a| idx[a] < width || idx[a] >= shape[a] - width)
                         .collect();
@@ -533,13 +508,7 @@ mod tests {
             }
             let mut want = vec![0u8; total];
             for b in layer_boxes(shape, width, edge) {
-                let n: usize = b.iter().map(|r| r.len()).product();
-                for mut k in 0..n {
-                    let mut idx = [0usize; D];
-                    for j in (0..D).rev() {
-                        idx[j] = b[j].start + k % b[j].len();
-                        k /= b[j].len();
-                    }
+                for idx in box_points(&b) {
                     want[flat(&idx)] += 1;
                 }
             }
@@ -628,18 +597,18 @@ mod tests {
                 )
                 .unwrap();
                 let (mut fpsi, mut fzeta, mut fpnew) = (dup(&psi0), dup(&zeta0), dup(&pnew0));
-                Dims::<D>::pml_face(
+                Dims::<D>::pml_kernel(
                     &Serial,
-                    axis,
+                    Some(axis),
                     false,
                     region.clone(),
                     &mut [&mut fpsi],
                     &[&p, &a, &b],
                 )
                 .unwrap();
-                Dims::<D>::pml_face(
+                Dims::<D>::pml_kernel(
                     &Serial,
-                    axis,
+                    Some(axis),
                     true,
                     region.clone(),
                     &mut [&mut fpnew, &mut fzeta],
