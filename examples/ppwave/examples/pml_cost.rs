@@ -1,15 +1,18 @@
 //! What the PML costs per time step: the paper's problem (1751 x 5001, f32, rayon) stepped
 //! with a rigid border and with a PML of `ABSORB` cells, both prepared once in this process
 //! and advanced block by block in turns (one block of 16 steps of each, then the next), so
-//! that both see the same memory bandwidth; the default temporal blocking of a run.
+//! that both see the same memory bandwidth; with the temporal blocking `TIME_BLOCK` (as
+//! `ppwave run --time-block` takes it: the default `auto` is a run's, `off` one step per
+//! sweep).
 //!
-//! `cargo run --release -p ppwave --example pml_cost -- [BLOCKS=24] [ABSORB=20] [THREADS=2]`
+//! `cargo run --release -p ppwave --example pml_cost -- [BLOCKS=24] [ABSORB=20] [THREADS=2]
+//! [TIME_BLOCK=auto]`
 //!
 //! Prints the time per step of each and their ratio (the PML's step over the rigid one),
 //! over all blocks and as the median of the per-block ratios, and the STREAM triad of the
 //! same threads measured before and after (`ppwave bench`'s), the bandwidth of the moment.
 
-use ppstencil::solver::{Boundary, WaveConfig, WaveSimulator};
+use ppstencil::solver::{Boundary, TimeBlock, WaveConfig, WaveSimulator};
 use ppstencil::Rayon;
 use std::time::Instant;
 
@@ -17,10 +20,16 @@ use std::time::Instant;
 const BLOCK: usize = 16;
 const WARM_UP: usize = 64;
 
-fn simulator(absorb: usize, nt: usize, threads: usize) -> anyhow::Result<WaveSimulator<Rayon>> {
+fn simulator(
+    absorb: usize,
+    nt: usize,
+    threads: usize,
+    time_block: TimeBlock,
+) -> anyhow::Result<WaveSimulator<Rayon>> {
     let config = WaveConfig {
         nt,
         absorb,
+        time_block,
         boundary: if absorb > 0 {
             Boundary::Pml
         } else {
@@ -42,14 +51,18 @@ fn main() -> anyhow::Result<()> {
         })
     };
     let (blocks, absorb, threads) = (arg(1, 24)?, arg(2, 20)?, arg(3, 2)?);
+    let time_block: TimeBlock = match std::env::args().nth(4) {
+        Some(s) => s.parse()?,
+        None => TimeBlock::Auto,
+    };
     anyhow::ensure!(
         blocks > 0 && absorb > 0,
         "BLOCKS and ABSORB must be at least 1"
     );
     let triad_before = ppwave::bench::triad_gbs(threads, 5)?;
     let nt = WARM_UP + BLOCK * blocks;
-    let mut rigid = simulator(0, nt, threads)?;
-    let mut pml = simulator(absorb, nt, threads)?;
+    let mut rigid = simulator(0, nt, threads, time_block)?;
+    let mut pml = simulator(absorb, nt, threads, time_block)?;
     let (mut ratios, mut t_rigid, mut t_pml) = (Vec::new(), 0.0, 0.0);
     for _ in 0..blocks {
         let t = Instant::now();
@@ -66,9 +79,10 @@ fn main() -> anyhow::Result<()> {
     ratios.sort_by(f64::total_cmp);
     let steps = (BLOCK * blocks) as f64;
     println!(
-        "paper grid, {threads} threads, {blocks} blocks of {BLOCK} steps: rigid {:.3} ms/step, \
+        "paper grid, {threads} threads, time block {}, {blocks} blocks of {BLOCK} steps: rigid {:.3} ms/step, \
          pml ({absorb} cells) {:.3} ms/step; pml / rigid {:.3} (all blocks), {:.3} (median of \
          blocks); triad {triad_before:.1} GB/s before, {triad_after:.1} after",
+        time_block.name(),
         t_rigid / steps * 1e3,
         t_pml / steps * 1e3,
         t_pml / t_rigid,

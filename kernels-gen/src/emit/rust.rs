@@ -230,7 +230,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     }
     let prefetch_reads = leading.iter().map(|t| {
         let name = ident(&tap_name(s, t));
-        quote!(::ppstencil::__private::prefetch(#name, cols.start);)
+        quote!(mode.fetch(#name, cols.start);)
     });
     // Every output row becomes a `RowOutput` (same name): `out` fields may be streamed,
     // `inout` fields are read where they are written, so never.
@@ -259,7 +259,8 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
          slices; inputs are whole fields. With blocking (`mode`: fields larger than the \
          last-level cache), the row is computed a few cache lines at a time: before each \
          block the data a few KiB ahead is prefetched (the leading row of each input, and \
-         the outputs), and `out` fields may be written through a small buffer with \
+         the outputs; further along the row, or some rows further when the launch covers \
+         a narrow strip of columns), and `out` fields may be written through a small buffer with \
          streaming stores that skip the cache. The arithmetic is the same either way.",
         s.name
     );
@@ -666,7 +667,7 @@ mod tests {
             "let mut pzz = mode.output(&mut pzz[grid.cols()]);",
             "for cols in pzz.blocks() {",
             "if mode.prefetch() {",
-            "::ppstencil::__private::prefetch(p__2_0, cols.start);",
+            "mode.fetch(p__2_0, cols.start);",
             "pzz.prefetch(cols.start);",
             "let p__m2_0 = &p__m2_0[cols.clone()];",
             "let mut pzz = pzz.block(cols);",

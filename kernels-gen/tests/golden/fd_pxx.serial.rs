@@ -1,5 +1,5 @@
 impl FdPxx {
-    /// One row of `fd_pxx`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_pxx`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -25,7 +25,7 @@ impl FdPxx {
         let p__0_2 = &p[base + 2..][..n];
         for cols in pxx.blocks() {
             if mode.prefetch() {
-                ::ppstencil::__private::prefetch(p__0_2, cols.start);
+                mode.fetch(p__0_2, cols.start);
                 pxx.prefetch(cols.start);
             }
             let p__0_m2 = &p__0_m2[cols.clone()];

@@ -1,5 +1,5 @@
 impl FdStep8 {
-    /// One row of `fd_step_8`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_step_8`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -41,9 +41,9 @@ impl FdStep8 {
         let kv2__0_0 = &kv2[base..][..n];
         for cols in pnew.blocks() {
             if mode.prefetch() {
-                ::ppstencil::__private::prefetch(p__4_0, cols.start);
-                ::ppstencil::__private::prefetch(pold__0_0, cols.start);
-                ::ppstencil::__private::prefetch(kv2__0_0, cols.start);
+                mode.fetch(p__4_0, cols.start);
+                mode.fetch(pold__0_0, cols.start);
+                mode.fetch(kv2__0_0, cols.start);
                 pnew.prefetch(cols.start);
             }
             let p__m4_0 = &p__m4_0[cols.clone()];

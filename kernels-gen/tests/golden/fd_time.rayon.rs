@@ -1,5 +1,5 @@
 impl FdTime {
-    /// One row of `fd_time`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_time`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -30,11 +30,11 @@ impl FdTime {
         let pzz__0_0 = &pzz[base..][..n];
         for cols in pnew.blocks() {
             if mode.prefetch() {
-                ::ppstencil::__private::prefetch(p__0_0, cols.start);
-                ::ppstencil::__private::prefetch(pold__0_0, cols.start);
-                ::ppstencil::__private::prefetch(v__0_0, cols.start);
-                ::ppstencil::__private::prefetch(pxx__0_0, cols.start);
-                ::ppstencil::__private::prefetch(pzz__0_0, cols.start);
+                mode.fetch(p__0_0, cols.start);
+                mode.fetch(pold__0_0, cols.start);
+                mode.fetch(v__0_0, cols.start);
+                mode.fetch(pxx__0_0, cols.start);
+                mode.fetch(pzz__0_0, cols.start);
                 pnew.prefetch(cols.start);
             }
             let p__0_0 = &p__0_0[cols.clone()];

@@ -1,5 +1,5 @@
 impl NdHeat1 {
-    /// One row of `nd_heat1`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `nd_heat1`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -24,7 +24,7 @@ impl NdHeat1 {
         let u__1 = &u[base + 1..][..n];
         for cols in unew.blocks() {
             if mode.prefetch() {
-                ::ppstencil::__private::prefetch(u__1, cols.start);
+                mode.fetch(u__1, cols.start);
                 unew.prefetch(cols.start);
             }
             let u__m1 = &u__m1[cols.clone()];

@@ -26,6 +26,10 @@ pub const BLOCK_BYTES: usize = 256;
 /// outputs, for writing) restores it (measurements in `docs/notes/perf2.md`).
 pub const PREFETCH_BYTES: usize = 4096;
 
+/// Most rows ahead the generated row loops prefetch in a launch whose columns are a small
+/// part of each row (see [`RowPlan::ahead`]).
+pub const MAX_ROWS_AHEAD: usize = 8;
+
 /// Whether the generated row loops prefetch ahead for a launch over `grid` touching `fields`
 /// fields of `T`: only when those fields do not fit the last-level cache. On cache-resident
 /// grids the hardware keeps up and the prefetch instructions only cost issue slots (about
@@ -134,14 +138,37 @@ pub struct RowPlan {
     /// Write `out` fields with non-temporal stores (`stream_pays`); also computes in
     /// blocks. Has an effect only where [`simd`] is AVX2.
     pub stream: bool,
+    /// How far ahead of a block, in elements, the prefetches reach: `None` for
+    /// [`PREFETCH_BYTES`] further along the row; `Some(k * nx)` for the same columns `k`
+    /// rows further, in a launch whose columns are at most half of each row (a strip along
+    /// the side of the grid: [`PREFETCH_BYTES`] further along its row would be columns it
+    /// never reads, and the hardware prefetchers do not follow a stride of a whole row).
+    pub ahead: Option<usize>,
 }
 
 impl RowPlan {
-    /// The plan for a launch over `grid` touching `fields` fields of `T`.
+    /// The plan for a launch over `grid` touching `fields` fields of `T`: prefetching and
+    /// streaming when the fields are larger than the last-level cache; in a narrow launch
+    /// the prefetches reach `PREFETCH_BYTES` of its columns ahead, rows ahead (at most
+    /// [`MAX_ROWS_AHEAD`]).
+    ///
+    /// ```
+    /// use ppstencil::__private::{Region, RowPlan};
+    /// let strip = Region { shape: [2000, 1, 5000], lo: [2, 0, 2], hi: [1998, 1, 18] };
+    /// assert_eq!(RowPlan::for_launch::<f32>(&strip, 7).ahead, Some(8 * 5000));
+    /// let rows = Region { lo: [2, 0, 2], hi: [1998, 1, 4998], ..strip };
+    /// assert_eq!(RowPlan::for_launch::<f32>(&rows, 7).ahead, None);
+    /// ```
     pub fn for_launch<T>(grid: &Region, fields: usize) -> RowPlan {
+        let cols = grid.cols().len().max(1);
+        let ahead = (2 * cols <= grid.nx()).then(|| {
+            let rows = PREFETCH_BYTES.div_ceil(cols * std::mem::size_of::<T>().max(1));
+            rows.min(MAX_ROWS_AHEAD) * grid.nx()
+        });
         RowPlan {
             prefetch: prefetch_pays::<T>(grid, fields),
             stream: stream_pays::<T>(grid, fields),
+            ahead,
         }
     }
 }
@@ -155,7 +182,7 @@ impl RowPlan {
 /// ```
 /// use ppstencil::__private::{run_rows, RowPlan};
 /// let mut row = vec![0.0f32; 1000];
-/// run_rows(RowPlan { prefetch: true, stream: true }, |mode| {
+/// run_rows(RowPlan { prefetch: true, stream: true, ahead: None }, |mode| {
 ///     let mut out = mode.output(&mut row[..]);
 ///     for cols in out.blocks() {
 ///         let mut block = out.block(cols.clone());
@@ -180,6 +207,7 @@ pub fn run_rows<R>(plan: RowPlan, f: impl for<'s> FnOnce(RowMode<'s>) -> R) -> R
                 |stream| {
                     f(RowMode {
                         prefetch: plan.prefetch,
+                        ahead: plan.ahead,
                         stream,
                     })
                 },
@@ -239,6 +267,7 @@ impl Drop for Fence {
 #[derive(Clone, Copy, Debug)]
 pub struct RowMode<'s> {
     prefetch: bool,
+    ahead: Option<usize>,
     stream: Option<Stream<'s>>,
 }
 
@@ -247,6 +276,14 @@ impl<'s> RowMode<'s> {
     #[inline(always)]
     pub fn prefetch(&self) -> bool {
         self.prefetch
+    }
+
+    /// Prefetches, for reading, the `BLOCK_BYTES` of `data` the plan's distance
+    /// ([`RowPlan::ahead`]) after `data[from]`: [`PREFETCH_BYTES`] further along the row, or
+    /// the same columns some rows further in a narrow launch.
+    #[inline(always)]
+    pub fn fetch<T>(&self, data: &[T], from: usize) {
+        prefetch(data, from + ahead_of::<T>(self.ahead));
     }
 
     /// Whether `out` fields are written with non-temporal stores.
@@ -261,6 +298,7 @@ impl<'s> RowMode<'s> {
         RowOutput {
             row,
             blocked: self.prefetch || self.stream.is_some(),
+            ahead: self.ahead,
             stream: self.stream,
             buffer: None,
         }
@@ -291,6 +329,7 @@ struct AlignedBlock<T>([T; BLOCK_CAPACITY]);
 pub struct RowOutput<'r, 's, T: Real> {
     row: &'r mut [T],
     blocked: bool,
+    ahead: Option<usize>,
     stream: Option<Stream<'s>>,
     buffer: Option<AlignedBlock<T>>,
 }
@@ -309,7 +348,7 @@ impl<T: Real> RowOutput<'_, '_, T> {
     /// let mut row = vec![0.0f32; 100];
     /// let plain = run_rows(RowPlan::default(), |mode| mode.output(&mut row[..]).blocks().collect::<Vec<_>>());
     /// assert_eq!(plain, [0..100]);
-    /// let blocked = run_rows(RowPlan { prefetch: true, stream: false }, |mode| {
+    /// let blocked = run_rows(RowPlan { prefetch: true, stream: false, ahead: None }, |mode| {
     ///     mode.output(&mut row[..]).blocks().collect::<Vec<_>>()
     /// });
     /// assert!(blocked.len() >= 2 && blocked.iter().all(|b| b.len() <= 64));
@@ -341,13 +380,13 @@ impl<T: Real> RowOutput<'_, '_, T> {
         }
     }
 
-    /// Prefetches the columns `PREFETCH_BYTES` after `from` for writing (see
-    /// `prefetch_for_write`), unless the row is streamed (streaming stores need no line in
-    /// cache: fetching it is exactly the traffic they avoid).
+    /// Prefetches for writing (see `prefetch_for_write`) the columns the plan's distance
+    /// after `from` ([`RowMode::fetch`]), unless the row is streamed (streaming stores need
+    /// no line in cache: fetching it is exactly the traffic they avoid).
     #[inline(always)]
     pub fn prefetch(&mut self, from: usize) {
         if self.stream.is_none() {
-            prefetch_for_write(self.row, from);
+            prefetch_for_write(self.row, from + ahead_of::<T>(self.ahead));
         }
     }
 
@@ -496,17 +535,23 @@ unsafe fn stream_lines(dst: *mut u8, src: *const u8, lines: usize) {
     }
 }
 
-/// Asks the CPU to fetch into cache the `BLOCK_BYTES` that lie `PREFETCH_BYTES` after
-/// `data[from]`, for reading. Only a hint: it never faults, also past the end of `data`,
-/// and does nothing on other architectures.
+/// A plan's prefetch distance in elements of `T` ([`RowPlan::ahead`]).
 #[inline(always)]
-pub fn prefetch<T>(data: &[T], from: usize) {
+fn ahead_of<T>(ahead: Option<usize>) -> usize {
+    ahead.unwrap_or(PREFETCH_BYTES / std::mem::size_of::<T>().max(1))
+}
+
+/// Asks the CPU to fetch into cache the `BLOCK_BYTES` that start at `data[from]`, for
+/// reading. Only a hint: it never faults, also past the end of `data`, and does nothing on
+/// other architectures.
+#[inline(always)]
+fn prefetch<T>(data: &[T], from: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let ahead = data.as_ptr().wrapping_add(from).cast::<i8>();
         for line in 0..BLOCK_BYTES / 64 {
-            let at = ahead.wrapping_add(PREFETCH_BYTES + 64 * line);
+            let at = ahead.wrapping_add(64 * line);
             // SAFETY: a prefetch only hints the cache; it never dereferences or faults, for
             // any address (`wrapping_add` keeps the pointer arithmetic defined).
             #[allow(unused_unsafe)]
@@ -530,7 +575,7 @@ pub fn prefetch_for_write<T>(data: &mut [T], from: usize) {
         }
         let ahead = data.as_ptr().wrapping_add(from).cast::<u8>();
         for line in 0..BLOCK_BYTES / 64 {
-            let at = ahead.wrapping_add(PREFETCH_BYTES + 64 * line);
+            let at = ahead.wrapping_add(64 * line);
             // SAFETY: `prefetchw` exists on this CPU (checked above); like every prefetch it
             // only hints the cache, never dereferences or faults, and touches no register or
             // flag. (`_MM_HINT_ET0` would need the unstable `prfchw` target feature.)
@@ -637,14 +682,17 @@ mod tests {
             RowPlan {
                 prefetch: true,
                 stream: false,
+                ahead: None,
             },
             RowPlan {
                 prefetch: false,
                 stream: true,
+                ahead: None,
             },
             RowPlan {
                 prefetch: true,
                 stream: true,
+                ahead: None,
             },
         ] {
             for (skip, n) in [(0, 0), (1, 1), (3, 63), (2, 100), (5, 1000), (0, 4096)] {
