@@ -139,9 +139,9 @@ pub struct RowPlan {
     /// blocks. Has an effect only where [`simd`] is AVX2.
     pub stream: bool,
     /// How far ahead of a block, in elements, the prefetches reach: `None` for
-    /// [`PREFETCH_BYTES`] further along the row; `Some(k * nx)` for the same columns `k`
+    /// `PREFETCH_BYTES` (4 KiB) further along the row; `Some(k * nx)` for the same columns `k`
     /// rows further, in a launch whose columns are at most half of each row (a strip along
-    /// the side of the grid: [`PREFETCH_BYTES`] further along its row would be columns it
+    /// the side of the grid: `PREFETCH_BYTES` further along its row would be columns it
     /// never reads, and the hardware prefetchers do not follow a stride of a whole row).
     pub ahead: Option<usize>,
 }
@@ -150,7 +150,7 @@ impl RowPlan {
     /// The plan for a launch over `grid` touching `fields` fields of `T`: prefetching and
     /// streaming when the fields are larger than the last-level cache; in a narrow launch
     /// the prefetches reach `PREFETCH_BYTES` of its columns ahead, rows ahead (at most
-    /// [`MAX_ROWS_AHEAD`]).
+    /// `MAX_ROWS_AHEAD` = 8).
     ///
     /// ```
     /// use ppstencil::__private::{Region, RowPlan};
@@ -279,7 +279,7 @@ impl<'s> RowMode<'s> {
     }
 
     /// Prefetches, for reading, the `BLOCK_BYTES` of `data` the plan's distance
-    /// ([`RowPlan::ahead`]) after `data[from]`: [`PREFETCH_BYTES`] further along the row, or
+    /// ([`RowPlan::ahead`]) after `data[from]`: `PREFETCH_BYTES` further along the row, or
     /// the same columns some rows further in a narrow launch.
     #[inline(always)]
     pub fn fetch<T>(&self, data: &[T], from: usize) {
@@ -348,7 +348,8 @@ impl<T: Real> RowOutput<'_, '_, T> {
     /// let mut row = vec![0.0f32; 100];
     /// let plain = run_rows(RowPlan::default(), |mode| mode.output(&mut row[..]).blocks().collect::<Vec<_>>());
     /// assert_eq!(plain, [0..100]);
-    /// let blocked = run_rows(RowPlan { prefetch: true, stream: false, ahead: None }, |mode| {
+    /// let plan = RowPlan { prefetch: true, stream: false, ahead: None };
+    /// let blocked = run_rows(plan, |mode| {
     ///     mode.output(&mut row[..]).blocks().collect::<Vec<_>>()
     /// });
     /// assert!(blocked.len() >= 2 && blocked.iter().all(|b| b.len() <= 64));
