@@ -260,8 +260,8 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
          last-level cache), the row is computed a few cache lines at a time: before each \
          block the data a few KiB ahead is prefetched (the leading row of each input, and \
          the outputs; further along the row, or some rows further when the launch covers \
-         a narrow strip of columns), and `out` fields may be written through a small buffer with \
-         streaming stores that skip the cache. The arithmetic is the same either way.",
+         a narrow strip of columns), and `out` fields may be written through a small \
+         buffer with streaming stores that skip the cache. The arithmetic is the same either way.",
         s.name
     );
     let uses_base = !taps.is_empty();

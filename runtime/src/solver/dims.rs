@@ -46,7 +46,8 @@ pub trait WaveKernels<const D: usize> {
     /// `pml_psi_<x|z>` (fields `psi`, then `p`, `a`, `b` of that axis) or `pml_update_<x|z>`
     /// (fields `pnew`, `zeta`, then `p`, `psi`, `kv2`, `a`, `b`); `pml_psi_3d_<x|y|z>` and
     /// `pml_update_3d_<x|y|z>` in 3D. `None`: [`PmlPsi`](Self::PmlPsi) or
-    /// [`PmlUpdate`](Self::PmlUpdate), with their fields.
+    /// [`PmlUpdate`](Self::PmlUpdate), with their fields. One choice for 2D and 3D (`D` is 2
+    /// or 3: the trait is implemented for those only).
     fn pml_kernel<E: ExecutionSpace, T: Real>(
         space: &E,
         face: Option<usize>,
@@ -54,7 +55,25 @@ pub trait WaveKernels<const D: usize> {
         region: [Range<usize>; D],
         outs: &mut [&mut Field<E, T, D>],
         ins: &[&Field<E, T, D>],
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let run = match (D, face, update) {
+            (2, None, false) => launch_in_region::<PmlPsi, E, T, D>,
+            (2, None, true) => launch_in_region::<PmlUpdate, E, T, D>,
+            (2, Some(0), false) => launch_in_region::<PmlPsiZ, E, T, D>,
+            (2, Some(0), true) => launch_in_region::<PmlUpdateZ, E, T, D>,
+            (2, _, false) => launch_in_region::<PmlPsiX, E, T, D>,
+            (2, _, true) => launch_in_region::<PmlUpdateX, E, T, D>,
+            (_, None, false) => launch_in_region::<PmlPsi3d, E, T, D>,
+            (_, None, true) => launch_in_region::<PmlUpdate3d, E, T, D>,
+            (_, Some(0), false) => launch_in_region::<PmlPsi3dZ, E, T, D>,
+            (_, Some(0), true) => launch_in_region::<PmlUpdate3dZ, E, T, D>,
+            (_, Some(1), false) => launch_in_region::<PmlPsi3dY, E, T, D>,
+            (_, Some(1), true) => launch_in_region::<PmlUpdate3dY, E, T, D>,
+            (_, _, false) => launch_in_region::<PmlPsi3dX, E, T, D>,
+            (_, _, true) => launch_in_region::<PmlUpdate3dX, E, T, D>,
+        };
+        run(space, region, outs, ins, &[])
+    }
 
     /// Sets the pressure at `at` to `value` (the paper's source).
     fn set_source<E: ExecutionSpace, T: Real>(
@@ -140,25 +159,6 @@ impl WaveKernels<2> for Dims<2> {
     type PmlPsi = PmlPsi;
     type PmlUpdate = PmlUpdate;
 
-    fn pml_kernel<E: ExecutionSpace, T: Real>(
-        space: &E,
-        face: Option<usize>,
-        update: bool,
-        region: [Range<usize>; 2],
-        outs: &mut [&mut Field<E, T, 2>],
-        ins: &[&Field<E, T, 2>],
-    ) -> Result<()> {
-        match (face, update) {
-            (None, false) => launch_in_region::<PmlPsi, E, T, 2>(space, region, outs, ins, &[]),
-            (None, true) => launch_in_region::<PmlUpdate, E, T, 2>(space, region, outs, ins, &[]),
-            (Some(0), false) => launch_in_region::<PmlPsiZ, E, T, 2>(space, region, outs, ins, &[]),
-            (Some(0), true) => {
-                launch_in_region::<PmlUpdateZ, E, T, 2>(space, region, outs, ins, &[])
-            }
-            (_, false) => launch_in_region::<PmlPsiX, E, T, 2>(space, region, outs, ins, &[]),
-            (_, true) => launch_in_region::<PmlUpdateX, E, T, 2>(space, region, outs, ins, &[]),
-        }
-    }
     fn fused_step_info(order: usize) -> Result<&'static StencilInfo> {
         fd_step_info(order)
     }
@@ -235,33 +235,6 @@ impl WaveKernels<3> for Dims<3> {
     type PmlPsi = PmlPsi3d;
     type PmlUpdate = PmlUpdate3d;
 
-    fn pml_kernel<E: ExecutionSpace, T: Real>(
-        space: &E,
-        face: Option<usize>,
-        update: bool,
-        region: [Range<usize>; 3],
-        outs: &mut [&mut Field<E, T, 3>],
-        ins: &[&Field<E, T, 3>],
-    ) -> Result<()> {
-        match (face, update) {
-            (None, false) => launch_in_region::<PmlPsi3d, E, T, 3>(space, region, outs, ins, &[]),
-            (None, true) => launch_in_region::<PmlUpdate3d, E, T, 3>(space, region, outs, ins, &[]),
-            (Some(0), false) => {
-                launch_in_region::<PmlPsi3dZ, E, T, 3>(space, region, outs, ins, &[])
-            }
-            (Some(0), true) => {
-                launch_in_region::<PmlUpdate3dZ, E, T, 3>(space, region, outs, ins, &[])
-            }
-            (Some(1), false) => {
-                launch_in_region::<PmlPsi3dY, E, T, 3>(space, region, outs, ins, &[])
-            }
-            (Some(1), true) => {
-                launch_in_region::<PmlUpdate3dY, E, T, 3>(space, region, outs, ins, &[])
-            }
-            (_, false) => launch_in_region::<PmlPsi3dX, E, T, 3>(space, region, outs, ins, &[]),
-            (_, true) => launch_in_region::<PmlUpdate3dX, E, T, 3>(space, region, outs, ins, &[]),
-        }
-    }
     fn fused_step_info(order: usize) -> Result<&'static StencilInfo> {
         fd_step_3d_info(order)
     }
