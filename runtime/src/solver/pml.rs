@@ -313,34 +313,47 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         own_kv2: bool,
     ) -> Result<Self> {
         let (shape, w) = (v.shape(), c.absorb);
-        // A field of the part from `f(velocity, global index)`, computed on the host.
-        let field = |f: &dyn Fn(f64, [usize; D]) -> f64| -> Result<ScalarField<M, T, D>> {
-            let mut host = ScalarField::<crate::MemSpaceHost, T, D>::zeros(shape)?;
-            for (k, (e, vel)) in host.as_mut_slice().iter_mut().zip(v.as_slice()).enumerate() {
-                let mut rest = k;
-                let mut index = [0usize; D];
-                for a in (0..D).rev() {
-                    index[a] = origin[a] + rest % shape[a];
-                    rest /= shape[a];
-                }
-                *e = T::lit(f(vel.to_f64(), index));
-            }
-            ScalarField::from_host(&host)
-        };
-        let coef = |axis: usize, vel: f64, index: [usize; D]| {
-            let d = depth(index[axis], global[axis], w);
-            pml_profile(&c.pml, d, w, vel, c.dh, c.dt, c.fpeak)
-        };
+        type HostN<T, const D: usize> = ScalarField<crate::MemSpaceHost, T, D>;
         let dtdh2 = (c.dt / c.dh) * (c.dt / c.dh);
         let kv2 = if own_kv2 {
-            Some(field(&|vel, _| dtdh2 * vel * vel)?)
+            let mut host = HostN::<T, D>::zeros(shape)?;
+            for (e, vel) in host.as_mut_slice().iter_mut().zip(v.as_slice()) {
+                let vel = vel.to_f64();
+                *e = T::lit(dtdh2 * vel * vel);
+            }
+            Some(ScalarField::from_host(&host)?)
         } else {
             None
         };
+        // The profiles `a`, `b` of one axis in one pass: `pml_profile` on the points within
+        // the layer along that axis, `(0, 1)` (its value at depth 0) everywhere else. The
+        // points of a run of `inner` (the axes after `axis`) share their index along `axis`,
+        // so only the layer's slabs are visited point by point.
+        let profiles = |axis: usize| -> Result<[ScalarField<M, T, D>; 2]> {
+            let (mut ha, mut hb) = (HostN::<T, D>::zeros(shape)?, HostN::<T, D>::zeros(shape)?);
+            hb.fill(T::lit(1.0));
+            let inner = shape[axis + 1..].iter().product::<usize>().max(1);
+            let runs = ha
+                .as_mut_slice()
+                .chunks_mut(inner)
+                .zip(hb.as_mut_slice().chunks_mut(inner));
+            for (k, ((ra, rb), rv)) in runs.zip(v.as_slice().chunks(inner)).enumerate() {
+                let d = depth(origin[axis] + k % shape[axis], global[axis], w);
+                if d == 0 {
+                    continue;
+                }
+                for ((ea, eb), vel) in ra.iter_mut().zip(rb.iter_mut()).zip(rv) {
+                    let (pa, pb) = pml_profile(&c.pml, d, w, vel.to_f64(), c.dh, c.dt, c.fpeak);
+                    (*ea, *eb) = (T::lit(pa), T::lit(pb));
+                }
+            }
+            Ok([ScalarField::from_host(&ha)?, ScalarField::from_host(&hb)?])
+        };
         let (mut a, mut b, mut psi, mut zeta) = (vec![], vec![], vec![], vec![]);
         for axis in 0..D {
-            a.push(field(&|vel, i| coef(axis, vel, i).0)?);
-            b.push(field(&|vel, i| coef(axis, vel, i).1)?);
+            let [pa, pb] = profiles(axis)?;
+            a.push(pa);
+            b.push(pb);
             psi.push(ScalarField::zeros(shape)?);
             zeta.push(ScalarField::zeros(shape)?);
         }
