@@ -29,7 +29,9 @@
 //!
 //! On a face of the PML's layer (a point in the layer along one axis only), `solver::pml`
 //! runs the one-axis kernels `pml_psi_x`, `pml_update_x`, ... (`pml_psi_3d_x`, ... in 3D),
-//! which read and write a third (in 3D) or half (in 2D) of the fields of the full ones.
+//! which read and write a third (in 3D) or half (in 2D) of the fields of the full ones; on an
+//! edge of a 3D layer (two axes) the two-axis kernels `pml_psi_3d_xy`, `pml_update_3d_xy`,
+//! ... (`xz`, `yz`); the full kernels only on the corners.
 
 use crate::{stencil, Error, ExecutionSpace, Param, Real, Result, ScalarField};
 
@@ -376,6 +378,104 @@ stencil! {
         zeta[0, 0, 0] = z;
         pnew[0, 0, 0] = pnew[0, 0, 0] + kv2[0, 0, 0] * (dpsi + z);
     }
+
+    // The PML on an edge of a 3D layer, where a point lies in the layer along two axes: the
+    // full kernels with the third axis's terms left out, as on the faces (its `a = 0`,
+    // `b = 1` there; its `psi` is nonzero only within 2 cells of a corner box). Named by the
+    // two axes, x first, and taking their fields in that order.
+
+    /// [`pml_psi_3d`] on an edge of the layer along z (in the layer along x and y).
+    pub fn pml_psi_3d_xy(psix: inout, psiy: inout, p: in, ax: in, bx: in, ay: in, by: in) {
+        psix[0, 0, 0] = bx[0, 0, 0] * psix[0, 0, 0]
+            + ax[0, 0, 0] * (2.0 / 3.0 * (p[0, 0, 1] - p[0, 0, -1]) - 1.0 / 12.0 * (p[0, 0, 2] - p[0, 0, -2]));
+        psiy[0, 0, 0] = by[0, 0, 0] * psiy[0, 0, 0]
+            + ay[0, 0, 0] * (2.0 / 3.0 * (p[0, 1, 0] - p[0, -1, 0]) - 1.0 / 12.0 * (p[0, 2, 0] - p[0, -2, 0]));
+    }
+
+    /// [`pml_psi_3d`] on an edge of the layer along y (in the layer along x and z).
+    pub fn pml_psi_3d_xz(psix: inout, psiz: inout, p: in, ax: in, bx: in, az: in, bz: in) {
+        psix[0, 0, 0] = bx[0, 0, 0] * psix[0, 0, 0]
+            + ax[0, 0, 0] * (2.0 / 3.0 * (p[0, 0, 1] - p[0, 0, -1]) - 1.0 / 12.0 * (p[0, 0, 2] - p[0, 0, -2]));
+        psiz[0, 0, 0] = bz[0, 0, 0] * psiz[0, 0, 0]
+            + az[0, 0, 0] * (2.0 / 3.0 * (p[1, 0, 0] - p[-1, 0, 0]) - 1.0 / 12.0 * (p[2, 0, 0] - p[-2, 0, 0]));
+    }
+
+    /// [`pml_psi_3d`] on an edge of the layer along x (in the layer along y and z).
+    pub fn pml_psi_3d_yz(psiy: inout, psiz: inout, p: in, ay: in, by: in, az: in, bz: in) {
+        psiy[0, 0, 0] = by[0, 0, 0] * psiy[0, 0, 0]
+            + ay[0, 0, 0] * (2.0 / 3.0 * (p[0, 1, 0] - p[0, -1, 0]) - 1.0 / 12.0 * (p[0, 2, 0] - p[0, -2, 0]));
+        psiz[0, 0, 0] = bz[0, 0, 0] * psiz[0, 0, 0]
+            + az[0, 0, 0] * (2.0 / 3.0 * (p[1, 0, 0] - p[-1, 0, 0]) - 1.0 / 12.0 * (p[2, 0, 0] - p[-2, 0, 0]));
+    }
+
+    /// [`pml_update_3d`] on an edge of the layer along z (in the layer along x and y).
+    pub fn pml_update_3d_xy(
+        pnew: inout,
+        zetax: inout,
+        zetay: inout,
+        p: in,
+        psix: in,
+        psiy: in,
+        kv2: in,
+        ax: in,
+        bx: in,
+        ay: in,
+        by: in,
+    ) {
+        let dpsix = 2.0 / 3.0 * (psix[0, 0, 1] - psix[0, 0, -1]) - 1.0 / 12.0 * (psix[0, 0, 2] - psix[0, 0, -2]);
+        let dpsiy = 2.0 / 3.0 * (psiy[0, 1, 0] - psiy[0, -1, 0]) - 1.0 / 12.0 * (psiy[0, 2, 0] - psiy[0, -2, 0]);
+        let zx = bx[0, 0, 0] * zetax[0, 0, 0] + ax[0, 0, 0] * (d2x(p, 4) + dpsix);
+        let zy = by[0, 0, 0] * zetay[0, 0, 0] + ay[0, 0, 0] * (d2y(p, 4) + dpsiy);
+        zetax[0, 0, 0] = zx;
+        zetay[0, 0, 0] = zy;
+        pnew[0, 0, 0] = pnew[0, 0, 0] + kv2[0, 0, 0] * (dpsix + zx + dpsiy + zy);
+    }
+
+    /// [`pml_update_3d`] on an edge of the layer along y (in the layer along x and z).
+    pub fn pml_update_3d_xz(
+        pnew: inout,
+        zetax: inout,
+        zetaz: inout,
+        p: in,
+        psix: in,
+        psiz: in,
+        kv2: in,
+        ax: in,
+        bx: in,
+        az: in,
+        bz: in,
+    ) {
+        let dpsix = 2.0 / 3.0 * (psix[0, 0, 1] - psix[0, 0, -1]) - 1.0 / 12.0 * (psix[0, 0, 2] - psix[0, 0, -2]);
+        let dpsiz = 2.0 / 3.0 * (psiz[1, 0, 0] - psiz[-1, 0, 0]) - 1.0 / 12.0 * (psiz[2, 0, 0] - psiz[-2, 0, 0]);
+        let zx = bx[0, 0, 0] * zetax[0, 0, 0] + ax[0, 0, 0] * (d2x(p, 4) + dpsix);
+        let zz = bz[0, 0, 0] * zetaz[0, 0, 0] + az[0, 0, 0] * (d2z(p, 4) + dpsiz);
+        zetax[0, 0, 0] = zx;
+        zetaz[0, 0, 0] = zz;
+        pnew[0, 0, 0] = pnew[0, 0, 0] + kv2[0, 0, 0] * (dpsix + zx + dpsiz + zz);
+    }
+
+    /// [`pml_update_3d`] on an edge of the layer along x (in the layer along y and z).
+    pub fn pml_update_3d_yz(
+        pnew: inout,
+        zetay: inout,
+        zetaz: inout,
+        p: in,
+        psiy: in,
+        psiz: in,
+        kv2: in,
+        ay: in,
+        by: in,
+        az: in,
+        bz: in,
+    ) {
+        let dpsiy = 2.0 / 3.0 * (psiy[0, 1, 0] - psiy[0, -1, 0]) - 1.0 / 12.0 * (psiy[0, 2, 0] - psiy[0, -2, 0]);
+        let dpsiz = 2.0 / 3.0 * (psiz[1, 0, 0] - psiz[-1, 0, 0]) - 1.0 / 12.0 * (psiz[2, 0, 0] - psiz[-2, 0, 0]);
+        let zy = by[0, 0, 0] * zetay[0, 0, 0] + ay[0, 0, 0] * (d2y(p, 4) + dpsiy);
+        let zz = bz[0, 0, 0] * zetaz[0, 0, 0] + az[0, 0, 0] * (d2z(p, 4) + dpsiz);
+        zetay[0, 0, 0] = zy;
+        zetaz[0, 0, 0] = zz;
+        pnew[0, 0, 0] = pnew[0, 0, 0] + kv2[0, 0, 0] * (dpsiy + zy + dpsiz + zz);
+    }
 }
 
 /// Defines, from one list of `order => kernel / Marker`, the fused step's orders
@@ -553,6 +653,12 @@ pub const ALL: &[crate::launch::StencilInfo] = {
         PmlUpdate3dX::INFO,
         PmlUpdate3dY::INFO,
         PmlUpdate3dZ::INFO,
+        PmlPsi3dXy::INFO,
+        PmlPsi3dXz::INFO,
+        PmlPsi3dYz::INFO,
+        PmlUpdate3dXy::INFO,
+        PmlUpdate3dXz::INFO,
+        PmlUpdate3dYz::INFO,
     ]
 };
 

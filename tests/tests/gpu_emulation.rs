@@ -15,8 +15,9 @@ use ppstencil::kernels::{
     AddSource, AddSource3d, FdAbsorb, FdAbsorb3d, FdKv2, FdKv23d, FdPxx, FdPzz, FdStep10, FdStep12,
     FdStep14, FdStep16, FdStep2, FdStep3d10, FdStep3d12, FdStep3d14, FdStep3d16, FdStep3d2,
     FdStep3d4, FdStep3d6, FdStep3d8, FdStep4, FdStep6, FdStep8, FdTime, InjectSource,
-    InjectSource3d, PmlPsi, PmlPsi3d, PmlPsi3dX, PmlPsi3dY, PmlPsi3dZ, PmlPsiX, PmlPsiZ, PmlUpdate,
-    PmlUpdate3d, PmlUpdate3dX, PmlUpdate3dY, PmlUpdate3dZ, PmlUpdateX, PmlUpdateZ,
+    InjectSource3d, PmlPsi, PmlPsi3d, PmlPsi3dX, PmlPsi3dXy, PmlPsi3dXz, PmlPsi3dY, PmlPsi3dYz,
+    PmlPsi3dZ, PmlPsiX, PmlPsiZ, PmlUpdate, PmlUpdate3d, PmlUpdate3dX, PmlUpdate3dXy,
+    PmlUpdate3dXz, PmlUpdate3dY, PmlUpdate3dYz, PmlUpdate3dZ, PmlUpdateX, PmlUpdateZ,
 };
 use ppstencil::launch::{Region, Stencil, StencilInfo};
 use ppstencil::Real;
@@ -360,6 +361,12 @@ fn check_all(backend: &str) {
         PmlUpdate3dX::INFO,
         PmlUpdate3dY::INFO,
         PmlUpdate3dZ::INFO,
+        PmlPsi3dXy::INFO,
+        PmlPsi3dXz::INFO,
+        PmlPsi3dYz::INFO,
+        PmlUpdate3dXy::INFO,
+        PmlUpdate3dXz::INFO,
+        PmlUpdate3dYz::INFO,
     ] {
         checked.push(info.name);
     }
@@ -441,7 +448,13 @@ fn check_all(backend: &str) {
         PmlPsi3dZ,
         PmlUpdate3dX,
         PmlUpdate3dY,
-        PmlUpdate3dZ
+        PmlUpdate3dZ,
+        PmlPsi3dXy,
+        PmlPsi3dXz,
+        PmlPsi3dYz,
+        PmlUpdate3dXy,
+        PmlUpdate3dXz,
+        PmlUpdate3dYz
     );
     assert!(nd > 1000, "{nd} 1D/3D points compared");
 }

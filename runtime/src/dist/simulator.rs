@@ -291,7 +291,7 @@ where
                         .iter()
                         .map(|b| PmlBox {
                             region: to_local(&intersect(&b.region, part), origin),
-                            face: b.face,
+                            axes: b.axes.clone(),
                         })
                         .filter(|b| !is_empty(&b.region))
                         .collect()

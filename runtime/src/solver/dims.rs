@@ -11,7 +11,8 @@ use crate::kernels::{
 };
 use crate::kernels::{PmlPsi, PmlPsi3d, PmlUpdate, PmlUpdate3d};
 use crate::kernels::{
-    PmlPsi3dX, PmlPsi3dY, PmlPsi3dZ, PmlPsiX, PmlPsiZ, PmlUpdate3dX, PmlUpdate3dY, PmlUpdate3dZ,
+    PmlPsi3dX, PmlPsi3dXy, PmlPsi3dXz, PmlPsi3dY, PmlPsi3dYz, PmlPsi3dZ, PmlPsiX, PmlPsiZ,
+    PmlUpdate3dX, PmlUpdate3dXy, PmlUpdate3dXz, PmlUpdate3dY, PmlUpdate3dYz, PmlUpdate3dZ,
     PmlUpdateX, PmlUpdateZ,
 };
 use crate::launch::{launch_in_region, Stencil, StencilInfo};
@@ -40,37 +41,45 @@ pub trait WaveKernels<const D: usize> {
     /// `a`, `b` per axis (each x first).
     type PmlUpdate: Stencil;
 
-    /// One of the PML's kernels on `region`, a box of the layer ([`PmlBox`](super::PmlBox)):
-    /// the first (`update` false) or the second. `face: Some(axis)` (axis outermost first):
-    /// the box is a face along that axis only, and the one-axis kernel runs,
-    /// `pml_psi_<x|z>` (fields `psi`, then `p`, `a`, `b` of that axis) or `pml_update_<x|z>`
-    /// (fields `pnew`, `zeta`, then `p`, `psi`, `kv2`, `a`, `b`); `pml_psi_3d_<x|y|z>` and
-    /// `pml_update_3d_<x|y|z>` in 3D. `None`: [`PmlPsi`](Self::PmlPsi) or
-    /// [`PmlUpdate`](Self::PmlUpdate), with their fields. One choice for 2D and 3D (`D` is 2
-    /// or 3: the trait is implemented for those only).
+    /// One of the PML's kernels on `region`, a box of the layer ([`PmlBox`](super::PmlBox))
+    /// in the layer along `axes` (outermost first): the first (`update` false) or the
+    /// second. On a face (one axis) the one-axis kernel runs, `pml_psi_<x|z>` (fields `psi`,
+    /// then `p`, `a`, `b` of that axis) or `pml_update_<x|z>` (fields `pnew`, `zeta`, then
+    /// `p`, `psi`, `kv2`, `a`, `b`), `pml_psi_3d_<x|y|z>` and `pml_update_3d_<x|y|z>` in 3D;
+    /// on an edge of a 3D layer (two axes) the two-axis kernel, `pml_psi_3d_<xy|xz|yz>` or
+    /// `pml_update_3d_<xy|xz|yz>`, with the fields of [`PmlPsi`](Self::PmlPsi) or
+    /// [`PmlUpdate`](Self::PmlUpdate) for its two axes; on a corner (all axes) those two.
+    /// The per-axis fields come x first. One choice for 2D and 3D (`D` is 2 or 3: the trait
+    /// is implemented for those only).
     fn pml_kernel<E: ExecutionSpace, T: Real>(
         space: &E,
-        face: Option<usize>,
+        axes: &[usize],
         update: bool,
         region: [Range<usize>; D],
         outs: &mut [&mut Field<E, T, D>],
         ins: &[&Field<E, T, D>],
     ) -> Result<()> {
-        let run = match (D, face, update) {
-            (2, None, false) => launch_in_region::<PmlPsi, E, T, D>,
-            (2, None, true) => launch_in_region::<PmlUpdate, E, T, D>,
-            (2, Some(0), false) => launch_in_region::<PmlPsiZ, E, T, D>,
-            (2, Some(0), true) => launch_in_region::<PmlUpdateZ, E, T, D>,
-            (2, _, false) => launch_in_region::<PmlPsiX, E, T, D>,
-            (2, _, true) => launch_in_region::<PmlUpdateX, E, T, D>,
-            (_, None, false) => launch_in_region::<PmlPsi3d, E, T, D>,
-            (_, None, true) => launch_in_region::<PmlUpdate3d, E, T, D>,
-            (_, Some(0), false) => launch_in_region::<PmlPsi3dZ, E, T, D>,
-            (_, Some(0), true) => launch_in_region::<PmlUpdate3dZ, E, T, D>,
-            (_, Some(1), false) => launch_in_region::<PmlPsi3dY, E, T, D>,
-            (_, Some(1), true) => launch_in_region::<PmlUpdate3dY, E, T, D>,
-            (_, _, false) => launch_in_region::<PmlPsi3dX, E, T, D>,
-            (_, _, true) => launch_in_region::<PmlUpdate3dX, E, T, D>,
+        let run = match (D, axes, update) {
+            (2, [0], false) => launch_in_region::<PmlPsiZ, E, T, D>,
+            (2, [0], true) => launch_in_region::<PmlUpdateZ, E, T, D>,
+            (2, [1], false) => launch_in_region::<PmlPsiX, E, T, D>,
+            (2, [1], true) => launch_in_region::<PmlUpdateX, E, T, D>,
+            (2, _, false) => launch_in_region::<PmlPsi, E, T, D>,
+            (2, _, true) => launch_in_region::<PmlUpdate, E, T, D>,
+            (_, [0], false) => launch_in_region::<PmlPsi3dZ, E, T, D>,
+            (_, [0], true) => launch_in_region::<PmlUpdate3dZ, E, T, D>,
+            (_, [1], false) => launch_in_region::<PmlPsi3dY, E, T, D>,
+            (_, [1], true) => launch_in_region::<PmlUpdate3dY, E, T, D>,
+            (_, [2], false) => launch_in_region::<PmlPsi3dX, E, T, D>,
+            (_, [2], true) => launch_in_region::<PmlUpdate3dX, E, T, D>,
+            (_, [0, 1], false) => launch_in_region::<PmlPsi3dYz, E, T, D>,
+            (_, [0, 1], true) => launch_in_region::<PmlUpdate3dYz, E, T, D>,
+            (_, [0, 2], false) => launch_in_region::<PmlPsi3dXz, E, T, D>,
+            (_, [0, 2], true) => launch_in_region::<PmlUpdate3dXz, E, T, D>,
+            (_, [1, 2], false) => launch_in_region::<PmlPsi3dXy, E, T, D>,
+            (_, [1, 2], true) => launch_in_region::<PmlUpdate3dXy, E, T, D>,
+            (_, _, false) => launch_in_region::<PmlPsi3d, E, T, D>,
+            (_, _, true) => launch_in_region::<PmlUpdate3d, E, T, D>,
         };
         run(space, region, outs, ins, &[])
     }

@@ -179,15 +179,15 @@ pub fn layer_boxes<const D: usize>(
     boxes
 }
 
-/// One box of the PML's layer ([`pml_boxes`]): its ranges, and the axis along which it lies
-/// in the layer when that is the only one (a face), `None` where several are (edges and
-/// corners).
+/// One box of the PML's layer ([`pml_boxes`]): its ranges, and the axes along which its
+/// points lie in the layer (one on a face, two on an edge of a 3D box, all on a corner).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PmlBox<const D: usize> {
     /// The box's ranges, outermost axis first.
     pub region: [Range<usize>; D],
-    /// `Some(axis)` on a face of the layer (only `axis` in the layer), else `None`.
-    pub face: Option<usize>,
+    /// The axes along which the box is in the layer, outermost first (`[0]`: the top and
+    /// bottom faces, `[0, 1]`: a 2D corner).
+    pub axes: Vec<usize>,
 }
 
 /// The layer of [`layer_boxes`] (the same points, each once) cut where the layer's kind of
@@ -196,15 +196,18 @@ pub struct PmlBox<const D: usize> {
 /// middles is a box, `3^D - 1` of them (8 in 2D, 26 in 3D), in row-major order of those
 /// segments. A box in the layer along one axis is a face, where the PML runs its one-axis
 /// kernels (`pml_psi_x`, ...): they move half the bytes of the full ones in 2D, a third in
-/// 3D.
+/// 3D; on an edge of a 3D box (two axes) it runs the two-axis kernels (`pml_psi_3d_xy`, ...),
+/// two thirds; the full kernels only on the corners.
 ///
 /// ```
 /// use ppstencil::solver::pml_boxes;
 /// let b = pml_boxes([10, 12], 3, 1);
 /// assert_eq!(b.len(), 8);
-/// assert_eq!((b[0].region.clone(), b[0].face), ([1..3, 1..3], None)); // a corner
-/// assert_eq!((b[1].region.clone(), b[1].face), ([1..3, 3..9], Some(0))); // the top face
-/// assert_eq!((b[3].region.clone(), b[3].face), ([3..7, 1..3], Some(1))); // the left face
+/// assert_eq!((b[0].region.clone(), b[0].axes.clone()), ([1..3, 1..3], vec![0, 1])); // a corner
+/// assert_eq!((b[1].region.clone(), b[1].axes.clone()), ([1..3, 3..9], vec![0])); // the top face
+/// assert_eq!((b[3].region.clone(), b[3].axes.clone()), ([3..7, 1..3], vec![1])); // the left face
+/// let edge = &pml_boxes([10, 10, 12], 3, 1)[1]; // planes and rows in the layer, columns not
+/// assert_eq!((edge.region.clone(), edge.axes.clone()), ([1..3, 1..3, 3..9], vec![0, 1]));
 /// ```
 pub fn pml_boxes<const D: usize>(shape: [usize; D], width: usize, edge: usize) -> Vec<PmlBox<D>> {
     let mut boxes = Vec::new();
@@ -221,12 +224,11 @@ pub fn pml_boxes<const D: usize>(shape: [usize; D], width: usize, edge: usize) -
         // The segment of axis k is the k-th digit in base 3, axis 0 the most significant.
         let digit = |k: usize| combo / 3usize.pow((D - 1 - k) as u32) % 3;
         let region: [Range<usize>; D] = std::array::from_fn(|k| segment(k, digit(k)));
-        let in_layer: Vec<usize> = (0..D).filter(|&k| digit(k) != 1).collect();
-        if in_layer.is_empty() || region.iter().any(|r| r.is_empty()) {
+        let axes: Vec<usize> = (0..D).filter(|&k| digit(k) != 1).collect();
+        if axes.is_empty() || region.iter().any(|r| r.is_empty()) {
             continue;
         }
-        let face = (in_layer.len() == 1).then(|| in_layer[0]);
-        boxes.push(PmlBox { region, face });
+        boxes.push(PmlBox { region, axes });
     }
     boxes
 }
@@ -400,45 +402,45 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 "the PML needs (dt/dh)² v²",
             ));
         };
-        // The kernels take their per-axis fields x first (x, z in 2D; x, y, z in 3D): the
-        // axes in reverse order.
-        let profiles: Vec<&ScalarField<M, T, D>> = (0..D)
-            .rev()
-            .flat_map(|k| [&self.a[k], &self.b[k]])
-            .collect();
-        // The full kernels' fields (x first); a face's kernel takes its axis's only.
-        let mut full = vec![p];
-        full.extend(&profiles);
+        // A box's kernels take the fields of its axes only, x first (the axes in reverse
+        // order): per axis `psi`, then `p` and per axis `a`, `b`; or `pnew` and per axis
+        // `zeta`, then `p`, per axis `psi`, `kv2` and per axis `a`, `b`.
+        let (a, bs) = (&self.a, &self.b);
+        let profiles = |axes: &[usize]| -> Vec<&ScalarField<M, T, D>> {
+            axes.iter().rev().flat_map(|&k| [&a[k], &bs[k]]).collect()
+        };
+        // The fields of `fields` at `axes`, x first, mutably.
+        fn of_axes<'f, F>(fields: &'f mut [F], axes: &[usize]) -> Vec<&'f mut F> {
+            let mut at: Vec<_> = fields
+                .iter_mut()
+                .enumerate()
+                .filter(|(k, _)| axes.contains(k))
+                .map(|(_, f)| f)
+                .collect();
+            at.reverse();
+            at
+        }
         for b in &self.psi_boxes {
             let Some(region) = cut(&b.region, &rows.psi) else {
                 continue;
             };
-            let (mut outs, ins): (Vec<_>, _) = match b.face {
-                Some(k) => (vec![&mut self.psi[k]], vec![p, &self.a[k], &self.b[k]]),
-                None => (self.psi.iter_mut().rev().collect(), full.clone()),
-            };
-            Dims::<D>::pml_kernel(space, b.face, false, region, &mut outs, &ins)?;
+            let mut outs = of_axes(&mut self.psi, &b.axes);
+            let ins: Vec<_> = std::iter::once(p).chain(profiles(&b.axes)).collect();
+            Dims::<D>::pml_kernel(space, &b.axes, false, region, &mut outs, &ins)?;
         }
-        let mut full = vec![p];
-        full.extend(self.psi.iter().rev());
-        full.push(kv2);
-        full.extend(&profiles);
         for b in &self.boxes {
             let Some(region) = cut(&b.region, &rows.update) else {
                 continue;
             };
             let mut outs = vec![&mut *pnew];
-            let ins = match b.face {
-                Some(k) => {
-                    outs.push(&mut self.zeta[k]);
-                    vec![p, &self.psi[k], kv2, &self.a[k], &self.b[k]]
-                }
-                None => {
-                    outs.extend(self.zeta.iter_mut().rev());
-                    full.clone()
-                }
-            };
-            Dims::<D>::pml_kernel(space, b.face, true, region, &mut outs, &ins)?;
+            outs.extend(of_axes(&mut self.zeta, &b.axes));
+            let psi = b.axes.iter().rev().map(|&k| &self.psi[k]);
+            let ins: Vec<_> = std::iter::once(p)
+                .chain(psi)
+                .chain([kv2])
+                .chain(profiles(&b.axes))
+                .collect();
+            Dims::<D>::pml_kernel(space, &b.axes, true, region, &mut outs, &ins)?;
         }
         Ok(())
     }
@@ -447,7 +449,6 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::launch_in_region;
 
     /// The points of a box, each as its index per axis.
     fn box_points<const D: usize>(b: &[Range<usize>; D]) -> Vec<[usize; D]> {
@@ -514,8 +515,7 @@ mod tests {
                     let in_layer: Vec<usize> = (0..D)
                         .filter(|&a| idx[a] < width || idx[a] >= shape[a] - width)
                         .collect();
-                    let want = (in_layer.len() == 1).then(|| in_layer[0]);
-                    assert_eq!(b.face, want, "{shape:?} at {idx:?}");
+                    assert_eq!(b.axes, in_layer, "{shape:?} at {idx:?}");
                     hits[flat(&idx)] += 1;
                 }
             }
@@ -536,11 +536,12 @@ mod tests {
         assert!(pml_boxes([10, 12], 1, 1).is_empty());
     }
 
-    /// On a face of the layer the one-axis kernels give what the full kernels give there
-    /// (the other axes' `a = 0`, `b = 1` and memory variables 0), for every axis in 2D and
-    /// 3D: two implementations of the same update, on random fields.
+    /// On a face of the layer the one-axis kernels, and on an edge of a 3D layer the two-axis
+    /// kernels, give what the full kernels give there (the other axes' `a = 0`, `b = 1` and
+    /// memory variables 0), for every such set of axes in 2D and 3D: two implementations of
+    /// the same update, on random fields (different ones per axis).
     #[test]
-    fn face_kernels_equal_the_full_kernels_on_a_face() {
+    fn face_and_edge_kernels_equal_the_full_kernels_there() {
         use crate::{MemSpaceHost, Serial};
         type F<const D: usize> = ScalarField<MemSpaceHost, f64, D>;
         fn random<const D: usize>(shape: [usize; D], seed: u64) -> F<D> {
@@ -554,90 +555,79 @@ mod tests {
             }
             f
         }
-        fn dup<const D: usize>(f: &F<D>) -> F<D> {
-            F::from_host(f).unwrap()
-        }
         fn check<const D: usize>(shape: [usize; D])
         where
             Dims<D>: WaveKernels<D>,
         {
             let region: [Range<usize>; D] = std::array::from_fn(|a| 2..shape[a] - 2);
-            for axis in 0..D {
-                let (p, kv2) = (random(shape, 1), random(shape, 2));
-                let (a, b) = (random(shape, 3), random(shape, 4));
-                let (psi0, zeta0, pnew0) = (random(shape, 5), random(shape, 6), random(shape, 7));
+            // Every set of axes but none and all, as a bit mask (bit k: axis k).
+            for mask in 1..(1u64 << D) - 1 {
+                let axes: Vec<usize> = (0..D).filter(|&k| mask >> k & 1 == 1).collect();
+                let (p, kv2, pnew0) = (random(shape, 1), random(shape, 2), random(shape, 3));
                 let zero = F::<D>::zeros(shape).unwrap();
                 let mut one = F::<D>::zeros(shape).unwrap();
                 one.as_mut_slice().fill(1.0);
-                // The full kernels' per-axis fields, x first: this axis's, or 0 and 1.
-                let k = |ax: usize| D - 1 - ax;
-                let pick = |ax: usize, f: &F<D>, other: &F<D>| {
-                    if k(ax) == axis {
-                        dup(f)
+                // Per axis k (outermost first) its a, b, psi, zeta: random on `axes`, else
+                // 0, 1, 0, 0.
+                let field = |k: usize, what: u64, other: &F<D>| {
+                    if axes.contains(&k) {
+                        random(shape, 10 * k as u64 + what)
                     } else {
-                        dup(other)
+                        F::from_host(other).unwrap()
                     }
                 };
-                let profiles: Vec<F<D>> = (0..D)
-                    .flat_map(|ax| [pick(ax, &a, &zero), pick(ax, &b, &one)])
-                    .collect();
-                let mut psi: Vec<F<D>> = (0..D).map(|ax| pick(ax, &psi0, &zero)).collect();
-                let mut ins = vec![&p];
-                ins.extend(&profiles);
-                let mut outs: Vec<_> = psi.iter_mut().collect();
-                launch_in_region::<<Dims<D> as WaveKernels<D>>::PmlPsi, _, f64, D>(
-                    &Serial,
-                    region.clone(),
-                    &mut outs,
-                    &ins,
-                    &[],
-                )
-                .unwrap();
-                let mut zeta: Vec<F<D>> = (0..D).map(|ax| pick(ax, &zeta0, &zero)).collect();
-                let mut pnew = dup(&pnew0);
-                let mut ins = vec![&p];
-                ins.extend(psi.iter());
-                ins.push(&kv2);
-                ins.extend(&profiles);
-                let mut outs = vec![&mut pnew];
-                outs.extend(zeta.iter_mut());
-                launch_in_region::<<Dims<D> as WaveKernels<D>>::PmlUpdate, _, f64, D>(
-                    &Serial,
-                    region.clone(),
-                    &mut outs,
-                    &ins,
-                    &[],
-                )
-                .unwrap();
-                let (mut fpsi, mut fzeta, mut fpnew) = (dup(&psi0), dup(&zeta0), dup(&pnew0));
-                Dims::<D>::pml_kernel(
-                    &Serial,
-                    Some(axis),
-                    false,
-                    region.clone(),
-                    &mut [&mut fpsi],
-                    &[&p, &a, &b],
-                )
-                .unwrap();
-                Dims::<D>::pml_kernel(
-                    &Serial,
-                    Some(axis),
-                    true,
-                    region.clone(),
-                    &mut [&mut fpnew, &mut fzeta],
-                    &[&p, &fpsi, &kv2, &a, &b],
-                )
-                .unwrap();
-                let x = k(axis);
-                assert_eq!(fpsi.as_slice(), psi[x].as_slice(), "psi, {D}D axis {axis}");
+                let a: Vec<F<D>> = (0..D).map(|k| field(k, 4, &zero)).collect();
+                let b: Vec<F<D>> = (0..D).map(|k| field(k, 5, &one)).collect();
+                let psi0: Vec<F<D>> = (0..D).map(|k| field(k, 6, &zero)).collect();
+                let zeta0: Vec<F<D>> = (0..D).map(|k| field(k, 7, &zero)).collect();
+                let dup = |fs: &[F<D>]| -> Vec<F<D>> {
+                    fs.iter().map(|f| F::from_host(f).unwrap()).collect()
+                };
+                // The kernels' field order: per axis, x first.
+                let run = |axes: &[usize], psi: &mut Vec<F<D>>, zeta: &mut Vec<F<D>>| {
+                    let rev: Vec<usize> = axes.iter().rev().copied().collect();
+                    let ab = rev.iter().flat_map(|&k| [&a[k], &b[k]]);
+                    let ins: Vec<&F<D>> = std::iter::once(&p).chain(ab.clone()).collect();
+                    let mut outs: Vec<&mut F<D>> = psi.iter_mut().rev().collect();
+                    Dims::<D>::pml_kernel(&Serial, axes, false, region.clone(), &mut outs, &ins)
+                        .unwrap();
+                    let mut pnew = F::from_host(&pnew0).unwrap();
+                    let ins: Vec<&F<D>> = std::iter::once(&p)
+                        .chain(psi.iter().rev())
+                        .chain([&kv2])
+                        .chain(ab)
+                        .collect();
+                    let mut outs = vec![&mut pnew];
+                    outs.extend(zeta.iter_mut().rev());
+                    Dims::<D>::pml_kernel(&Serial, axes, true, region.clone(), &mut outs, &ins)
+                        .unwrap();
+                    pnew
+                };
+                // The full kernels on every axis, and the box's own kernels on `axes` (its
+                // fields only: `psi`, `zeta` of the other axes are not passed).
+                let all: Vec<usize> = (0..D).collect();
+                let (mut psi, mut zeta) = (dup(&psi0), dup(&zeta0));
+                let pnew = run(&all, &mut psi, &mut zeta);
+                let pick = |fs: &[F<D>]| -> Vec<F<D>> {
+                    axes.iter()
+                        .map(|&k| F::from_host(&fs[k]).unwrap())
+                        .collect()
+                };
+                let (mut own_psi, mut own_zeta) = (pick(&psi0), pick(&zeta0));
+                let own_pnew = run(&axes, &mut own_psi, &mut own_zeta);
+                for (n, &k) in axes.iter().enumerate() {
+                    let at = format!("{D}D axes {axes:?}, axis {k}");
+                    assert_eq!(own_psi[n].as_slice(), psi[k].as_slice(), "psi, {at}");
+                    assert_eq!(own_zeta[n].as_slice(), zeta[k].as_slice(), "zeta, {at}");
+                    assert_ne!(psi[k].as_slice(), psi0[k].as_slice(), "psi changed, {at}");
+                }
                 assert_eq!(
-                    fzeta.as_slice(),
-                    zeta[x].as_slice(),
-                    "zeta, {D}D axis {axis}"
+                    own_pnew.as_slice(),
+                    pnew.as_slice(),
+                    "pnew, {D}D axes {axes:?}"
                 );
-                assert_eq!(fpnew.as_slice(), pnew.as_slice(), "pnew, {D}D axis {axis}");
                 assert_ne!(
-                    fpnew.as_slice(),
+                    own_pnew.as_slice(),
                     pnew0.as_slice(),
                     "the update changed pnew"
                 );
