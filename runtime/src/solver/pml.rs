@@ -405,10 +405,13 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         // A box's kernels take the fields of its axes only, x first (the axes in reverse
         // order): per axis `psi`, then `p` and per axis `a`, `b`; or `pnew` and per axis
         // `zeta`, then `p`, per axis `psi`, `kv2` and per axis `a`, `b`.
-        let (a, bs) = (&self.a, &self.b);
-        let profiles = |axes: &[usize]| -> Vec<&ScalarField<M, T, D>> {
-            axes.iter().rev().flat_map(|&k| [&a[k], &bs[k]]).collect()
-        };
+        fn profiles<'f, F>(
+            a: &'f [F],
+            b: &'f [F],
+            axes: &'f [usize],
+        ) -> impl Iterator<Item = &'f F> {
+            axes.iter().rev().flat_map(move |&k| [&a[k], &b[k]])
+        }
         // The fields of `fields` at `axes`, x first, mutably.
         fn of_axes<'f, F>(fields: &'f mut [F], axes: &[usize]) -> Vec<&'f mut F> {
             let mut at: Vec<_> = fields
@@ -425,7 +428,8 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 continue;
             };
             let mut outs = of_axes(&mut self.psi, &b.axes);
-            let ins: Vec<_> = std::iter::once(p).chain(profiles(&b.axes)).collect();
+            let ab = profiles(&self.a, &self.b, &b.axes);
+            let ins: Vec<_> = std::iter::once(p).chain(ab).collect();
             Dims::<D>::pml_kernel(space, &b.axes, false, region, &mut outs, &ins)?;
         }
         for b in &self.boxes {
@@ -438,7 +442,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             let ins: Vec<_> = std::iter::once(p)
                 .chain(psi)
                 .chain([kv2])
-                .chain(profiles(&b.axes))
+                .chain(profiles(&self.a, &self.b, &b.axes))
                 .collect();
             Dims::<D>::pml_kernel(space, &b.axes, true, region, &mut outs, &ins)?;
         }
