@@ -8,8 +8,9 @@
 //!   user name, a tap slice (contains `__`, which user names may not), or listed; the parser
 //!   refuses the listed names as user names.
 //! - C ([`kernels_gen::emit::c::RESERVED`]): every identifier of the CUDA-C and HIP-C text
-//!   (comments aside) is a user name written as `name_`, a kernel symbol (`NAME_f32`), or
-//!   listed; no listed name can be a written user name.
+//!   (comments aside) is a user name written as `name_`, a field's window argument or local
+//!   (`name__oz`, `name__i`), a kernel symbol (`NAME_f32`), or listed; no listed name can be
+//!   a written user name.
 
 use kernels_gen::emit::{c, dsl, rust};
 use kernels_gen::ir::Stencil;
@@ -158,6 +159,17 @@ fn every_identifier_of_the_generated_c_is_a_suffixed_user_name_or_reserved() {
     let mut seen = BTreeSet::new();
     for s in stencils() {
         let mut users: BTreeSet<String> = user_names(&s).iter().map(|n| c::user_name(n)).collect();
+        // Each field's window arguments and per-field locals: `p__oz`, ..., `p__i`, `p__plane`.
+        let parts = kernels_gen::emit::abi::WINDOW_ARGS
+            .iter()
+            .chain(&["i", "plane"]);
+        for (p, part) in s
+            .params
+            .iter()
+            .flat_map(|p| parts.clone().map(move |x| (p, x)))
+        {
+            users.insert(kernels_gen::emit::abi::window_arg(&p.name, part));
+        }
         // The kernels' own symbols: `NAME_f32`, `NAME_f64` (stencil names never end in `_`).
         for (ty, _) in kernels_gen::emit::abi::ELEMENT_TYPES {
             users.insert(kernels_gen::emit::abi::kernel_symbol(&s.name, ty));

@@ -27,8 +27,28 @@ use std::ops::{Index, IndexMut};
 /// assert_eq!((u.shape(), u[6]), ([7], 0.0));
 /// # Ok::<(), ppstencil::Error>(())
 /// ```
+///
+/// # Windows
+///
+/// A field normally covers the whole grid of the kernels it is passed to. A *window* covers
+/// only a box of that grid: [`with_origin`](Self::with_origin) places its storage at a point
+/// of the grid, so that a field of shape `[nz, 24]` at origin `[0, 4976]` holds columns
+/// `4976..5000` of a `nz × 5000` grid (one side of an absorbing layer, say, at a 200th of
+/// the memory, read as one contiguous stream). Kernels index every field by grid point; the
+/// launch checks that each window holds every point its field is read or written at. Element
+/// access ([`Index`], [`as_slice`](Self::as_slice), ...) stays the field's own: element `i` is
+/// grid point `origin + i`.
+///
+/// ```
+/// use ppstencil::{HostField, ScalarField};
+/// let w: HostField<f32> = ScalarField::new(6, 3)?.with_origin([0, 5]);
+/// assert_eq!((w.origin(), w.shape()), ([0, 5], [6, 3]));
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
 pub struct ScalarField<M: MemorySpace, T: Real = f32, const D: usize = 2> {
     shape: [usize; D],
+    /// `Some` for a window: the grid point of element 0.
+    origin: Option<[usize; D]>,
     buf: M::Buffer<T>,
 }
 
@@ -102,8 +122,36 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
         let len = checked_len(&shape)?;
         Ok(ScalarField {
             shape,
+            origin: None,
             buf: M::allocate(len)?,
         })
+    }
+
+    /// This field as a window of the grid, its element 0 at grid point `origin` (outermost
+    /// axis first; see [the type's docs](Self#windows)).
+    pub fn with_origin(mut self, origin: [usize; D]) -> Self {
+        self.origin = Some(origin);
+        self
+    }
+
+    /// Whether this field is a window ([`with_origin`](Self::with_origin)) rather than a
+    /// field covering the whole grid.
+    pub fn is_window(&self) -> bool {
+        self.origin.is_some()
+    }
+
+    /// The grid point this field's element 0 lies at: 0 unless it is a window.
+    pub fn origin(&self) -> [usize; D] {
+        self.origin.unwrap_or([0; D])
+    }
+
+    /// Where this field's storage lies in the grid, in the runtime's `[z, y, x]` form.
+    pub fn window(&self) -> crate::launch::Window {
+        let mut w = crate::launch::Window::full(self.zyx());
+        for (&a, &o) in crate::launch::axes(D).iter().zip(&self.origin()) {
+            w.origin[a] = o;
+        }
+        w
     }
 
     /// Same as [`zeros`](Self::zeros).
@@ -114,6 +162,7 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
     /// Allocates a field in `M` holding a copy of a host field (the paper's copyFromHost).
     pub fn from_host(host: &ScalarField<MemSpaceHost, T, D>) -> Result<Self> {
         let mut f = Self::zeros(host.shape)?;
+        f.origin = host.origin;
         f.copy_from_host(host.as_slice())?;
         Ok(f)
     }
@@ -121,6 +170,7 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
     /// Copies this field into a new host field (the paper's copyToHost).
     pub fn to_host(&self) -> Result<ScalarField<MemSpaceHost, T, D>> {
         let mut h = ScalarField::<MemSpaceHost, T, D>::zeros(self.shape)?;
+        h.origin = self.origin;
         self.copy_to_host(h.as_mut_slice())?;
         Ok(h)
     }
@@ -323,6 +373,7 @@ impl<T: Real, const D: usize> ScalarField<MemSpaceHost, T, D> {
         check_copy_len("ScalarField::from_vec", len, data.len())?;
         Ok(ScalarField {
             shape,
+            origin: None,
             buf: crate::memory::HostBuffer::from_vec(data),
         })
     }

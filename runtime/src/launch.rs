@@ -109,6 +109,127 @@ impl Region {
     }
 }
 
+/// Where one field's storage lies in the grid of a launch, in the runtime's `[z, y, x]` form:
+/// the box `origin[a]..origin[a] + shape[a]` along each axis, stored row-major (x
+/// contiguous). A field covering the whole grid is [`Window::full`]; a window
+/// ([`ScalarField::with_origin`](crate::ScalarField::with_origin)) covers a part. Generated
+/// kernels index every field through its window, so the fields of one launch may have
+/// different shapes.
+///
+/// ```
+/// use ppstencil::launch::{Region, Window};
+/// let grid = Region { shape: [8, 1, 100], lo: [2, 0, 90], hi: [6, 1, 98] };
+/// let right = Window { origin: [0, 0, 88], shape: [8, 1, 12] };
+/// assert_eq!(right.index(3, 0, 90), 3 * 12 + 2);
+/// // Row 3's first computed point, and its neighbour two columns left.
+/// assert_eq!(right.tap(&grid, 3, [0, 0, -2]), 3 * 12);
+/// assert_eq!(right.rows(&grid, 2..6), 2 * 12..6 * 12);
+/// assert_eq!(right.cols(&grid), 2..10);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// The grid point of the field's element 0.
+    pub origin: [usize; 3],
+    /// The field's shape, `[nz, ny, nx]` (absent axes 1).
+    pub shape: [usize; 3],
+}
+
+impl Window {
+    /// A field covering the whole grid of `shape`.
+    pub fn full(shape: [usize; 3]) -> Window {
+        Window {
+            origin: [0; 3],
+            shape,
+        }
+    }
+
+    /// Points per row of the field.
+    #[inline(always)]
+    pub fn nx(&self) -> usize {
+        self.shape[2]
+    }
+
+    /// Points per z-plane of the field.
+    #[inline(always)]
+    pub fn plane(&self) -> usize {
+        self.shape[1] * self.shape[2]
+    }
+
+    /// Number of points of the field.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the field has no points (never for a field; for completeness).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The position in the field's storage of grid point `(z, y, x)`, which must lie in the
+    /// window.
+    #[inline(always)]
+    pub fn index(&self, z: usize, y: usize, x: usize) -> usize {
+        let [oz, oy, ox] = self.origin;
+        ((z - oz) * self.shape[1] + (y - oy)) * self.shape[2] + (x - ox)
+    }
+
+    /// The position in the field's storage of the point at offset `off` (`[dz, dy, dx]`)
+    /// from the first point `grid` computes in its row `row` (numbered `z * ny + y` in the
+    /// grid): where a generated row kernel slices the tap `off` of this field. The launch
+    /// checked that the point lies in the window; were it not, the result is out of the
+    /// field's range and the kernel's slicing panics rather than reading another point.
+    #[inline(always)]
+    pub fn tap(&self, grid: &Region, row: usize, off: [isize; 3]) -> usize {
+        let ny = grid.shape[1];
+        let at = |i: usize, d: isize, o: usize| i.wrapping_add_signed(d).wrapping_sub(o);
+        let z = at(row / ny, off[0], self.origin[0]);
+        let y = at(row % ny, off[1], self.origin[1]);
+        let x = at(grid.lo[2], off[2], self.origin[2]);
+        z.wrapping_mul(self.shape[1])
+            .wrapping_add(y)
+            .wrapping_mul(self.shape[2])
+            .wrapping_add(x)
+    }
+
+    /// The storage of the consecutive grid rows `rows` (numbered `z * ny + y`, all inside
+    /// `grid`'s box and the window): whole rows of the field, contiguous, since a run of
+    /// rows either stays in one plane or covers whole planes of the grid (then the window
+    /// spans them whole too).
+    #[inline(always)]
+    pub fn rows(&self, grid: &Region, rows: Range<usize>) -> Range<usize> {
+        let ny = grid.shape[1];
+        let first = self.index(rows.start / ny, rows.start % ny, self.origin[2]);
+        first..first + rows.len() * self.nx()
+    }
+
+    /// [`rows`](Self::rows), counted from the start of the grid's z-plane `z_first` (the
+    /// part of the field a rayon task was handed: [`planes`](Self::planes) from `z_first`).
+    #[inline(always)]
+    pub fn rows_from(&self, grid: &Region, rows: Range<usize>, z_first: usize) -> Range<usize> {
+        let r = self.rows(grid, rows);
+        let skip = (z_first - self.origin[0]) * self.plane();
+        r.start - skip..r.end - skip
+    }
+
+    /// The storage of the grid's z-planes `zs` (inside the window).
+    #[inline(always)]
+    pub fn planes(&self, zs: Range<usize>) -> Range<usize> {
+        (zs.start - self.origin[0]) * self.plane()..(zs.end - self.origin[0]) * self.plane()
+    }
+
+    /// The columns `grid` computes, as positions in one row of the field.
+    #[inline(always)]
+    pub fn cols(&self, grid: &Region) -> Range<usize> {
+        grid.lo[2] - self.origin[2]..grid.hi[2] - self.origin[2]
+    }
+
+    /// Whether the window holds every point of the box `lo..hi` (per axis, `[z, y, x]`).
+    pub fn holds(&self, lo: [usize; 3], hi: [usize; 3]) -> bool {
+        (0..3).any(|a| lo[a] >= hi[a])
+            || (0..3).all(|a| self.origin[a] <= lo[a] && hi[a] <= self.origin[a] + self.shape[a])
+    }
+}
+
 /// The axes (0 = z, 1 = y, 2 = x) of a `dims`-dimensional stencil, outermost first: 1D `[x]`,
 /// 2D `[z, x]`, 3D `[z, y, x]` (kernels-gen's `ir::axes`).
 pub fn axes(dims: usize) -> &'static [usize] {
@@ -260,9 +381,11 @@ pub trait Stencil {
     const INFO: StencilInfo;
 
     /// Runs the stencil over `grid`, one row after another. `outs` are whole output fields,
-    /// `ins` whole input fields, `reals` the scalars, each in declaration order.
+    /// `ins` whole input fields, `reals` the scalars, each in declaration order; `wins` where
+    /// each field (outputs, then inputs) lies in the grid.
     fn serial<T: Real>(
         grid: &Region,
+        wins: &[Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
@@ -270,9 +393,10 @@ pub trait Stencil {
 
     /// Runs the stencil over `grid` on the current rayon pool: the outermost axis is split
     /// into tasks of `chunk_rows` slices each (rows in 2D, z-planes in 3D; a 1D stencil has
-    /// one slice, so it runs as one task).
+    /// one slice, so it runs as one task). `wins` as for [`serial`](Self::serial).
     fn rayon<T: Real>(
         grid: &Region,
+        wins: &[Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
@@ -282,7 +406,11 @@ pub trait Stencil {
 
 /// Checks a launch and runs it on `space`. Generated stencil functions call this.
 ///
-/// Errors: fields of different shapes ([`Error::ShapeMismatch`]), fields whose number of
+/// The grid is the shape of the fields that are not windows; a window
+/// ([`ScalarField::with_origin`]) must hold every point the launch writes or reads in it.
+///
+/// Errors: fields (other than windows) of different shapes ([`Error::ShapeMismatch`]), a
+/// window too small or no field covering the grid ([`Error::InvalidParameter`]), fields whose number of
 /// dimensions `D` is not the stencil's ([`Error::InvalidParameter`]; the generated functions
 /// make this a compile error), a grid too small for the radius ([`Error::GridTooSmall`]), a
 /// point outside the valid range ([`Error::PointOutOfRange`]), and whatever the execution
@@ -296,7 +424,8 @@ pub fn launch<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
 ) -> Result<()> {
     let shape = check_fields::<S, _, T, D>(outs, ins, reals)?;
     let grid = Region::for_stencil(&S::INFO, shape, indices)?;
-    run_on::<S, E, T, D>(space, &grid, outs, ins, reals)
+    let wins = check_windows::<S, _, T, D>(&grid, outs, ins)?;
+    run_on::<S, E, T, D>(space, &grid, &wins, outs, ins, reals)
 }
 
 /// Runs 2D stencil `S` on the rectangle `rows × cols` only: [`launch_in_region`] with
@@ -376,7 +505,8 @@ pub fn launch_in_region<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     if grid.points() == 0 {
         return Ok(());
     }
-    run_on::<S, E, T, D>(space, &grid, outs, ins, reals)
+    let wins = check_windows::<S, _, T, D>(&grid, outs, ins)?;
+    run_on::<S, E, T, D>(space, &grid, &wins, outs, ins, reals)
 }
 
 /// What the axes of a `dims`-dimensional field are called in messages, outermost first.
@@ -388,8 +518,8 @@ pub fn axis_words(dims: usize) -> &'static [&'static str] {
     }
 }
 
-/// Checks argument counts, the fields' dimensionality, and that every field has the first
-/// output's shape; returns it as `[nz, ny, nx]`.
+/// Checks argument counts, the fields' dimensionality, and that every field that is not a
+/// window has the first such field's shape; returns it, the grid, as `[nz, ny, nx]`.
 fn check_fields<S: Stencil, M: crate::MemorySpace, T: Real, const D: usize>(
     outs: &[&mut ScalarField<M, T, D>],
     ins: &[&ScalarField<M, T, D>],
@@ -404,38 +534,105 @@ fn check_fields<S: Stencil, M: crate::MemorySpace, T: Real, const D: usize>(
             format!("the stencil is {}D: pass {}D fields", info.dims, info.dims),
         ));
     }
-    let Some(first) = outs.first() else {
+    if outs.is_empty() {
         return Err(Error::arity(info.name, "output fields"));
+    }
+    let named: Vec<(&ScalarField<M, T, D>, &'static str)> = outs
+        .iter()
+        .map(|f| &**f)
+        .zip(info.outputs.iter().copied())
+        .chain(ins.iter().copied().zip(info.inputs.iter().copied()))
+        .collect();
+    let Some(&(first, first_name)) = named.iter().find(|(f, _)| !f.is_window()) else {
+        return Err(Error::invalid(
+            format!("fields of kernel `{}`", info.name),
+            "windows only",
+            "the grid of a launch is the shape of its fields that are not windows: pass at \
+             least one field covering the whole grid",
+        ));
     };
     let shape = first.shape();
-    let named = outs
-        .iter()
-        .map(|f| f.shape())
-        .zip(info.outputs.iter())
-        .chain(ins.iter().map(|f| f.shape()).zip(info.inputs.iter()));
-    for (found, name) in named {
-        if found != shape {
+    for &(f, name) in &named {
+        if !f.is_window() && f.shape() != shape {
             return Err(Error::ShapeMismatch {
                 kernel: info.name,
-                first: info.outputs[0],
+                first: first_name,
                 field: name,
                 shape: Shape(shape.to_vec()),
-                found: Shape(found.to_vec()),
+                found: Shape(f.shape().to_vec()),
             });
         }
     }
     Ok(first.zyx())
 }
 
+/// Every field's [`Window`] (outputs, then inputs), after checking that each window holds
+/// the points the launch over `grid` touches in it: the box for an output, the box widened
+/// by the stencil's radius along each axis for an input.
+fn check_windows<S: Stencil, M: crate::MemorySpace, T: Real, const D: usize>(
+    grid: &Region,
+    outs: &[&mut ScalarField<M, T, D>],
+    ins: &[&ScalarField<M, T, D>],
+) -> Result<Vec<Window>> {
+    let info = &S::INFO;
+    let reads = |a: usize| grid.lo[a].saturating_sub(info.radii[a])..grid.hi[a] + info.radii[a];
+    let fields = outs
+        .iter()
+        .map(|f| (&**f, false))
+        .chain(ins.iter().map(|f| (*f, true)));
+    let names = info.outputs.iter().chain(info.inputs.iter());
+    let mut wins = Vec::with_capacity(outs.len() + ins.len());
+    for ((f, input), name) in fields.zip(names) {
+        let w = f.window();
+        let (lo, hi) = if input {
+            (
+                [0, 1, 2].map(|a| reads(a).start),
+                [0, 1, 2].map(|a| reads(a).end),
+            )
+        } else {
+            (grid.lo, grid.hi)
+        };
+        if !w.holds(lo, hi) {
+            let show = |lo: [usize; 3], hi: [usize; 3]| {
+                axes(D)
+                    .iter()
+                    .zip(axis_words(D))
+                    .map(|(&a, word)| format!("{word} {}..{}", lo[a], hi[a]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let end = [0, 1, 2].map(|a| w.origin[a] + w.shape[a]);
+            return Err(Error::invalid(
+                format!("window `{name}` of kernel `{}`", info.name),
+                format!(
+                    "{} at {}",
+                    Shape::of(D, w.shape),
+                    Shape::tuple(&Shape::of(D, w.origin).0)
+                ),
+                format!(
+                    "it holds {} but the launch {} it at {}: make the window cover those \
+                     points",
+                    show(w.origin, end),
+                    if input { "reads" } else { "writes" },
+                    show(lo, hi)
+                ),
+            ));
+        }
+        wins.push(w);
+    }
+    Ok(wins)
+}
+
 /// Hands the fields' buffers to the execution space.
 fn run_on<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     space: &E,
     grid: &Region,
+    wins: &[Window],
     outs: &mut [&mut ScalarField<E::Memory, T, D>],
     ins: &[&ScalarField<E::Memory, T, D>],
     reals: &[T],
 ) -> Result<()> {
     let mut out_bufs: Vec<_> = outs.iter_mut().map(|f| f.buffer_mut()).collect();
     let in_bufs: Vec<_> = ins.iter().map(|f| f.buffer()).collect();
-    space.launch::<S, T>(grid, &mut out_bufs, &in_bufs, reals)
+    space.launch::<S, T>(grid, wins, &mut out_bufs, &in_bufs, reals)
 }

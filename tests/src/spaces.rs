@@ -61,7 +61,11 @@ pub fn device_or_skip<E>(name: &str, made: ppstencil::Result<E>) -> Option<E> {
 /// The test files whose own `stencil!`s the generic tests launch on every space: a device
 /// space gets them compiled (as a user's build.rs would) and loaded when it is opened.
 #[cfg(any(feature = "cuda", feature = "hip"))]
-const TEST_STENCIL_FILES: &[&str] = &["tests/user_stencils.rs", "tests/nd_stencils.rs"];
+const TEST_STENCIL_FILES: &[&str] = &[
+    "tests/user_stencils.rs",
+    "tests/nd_stencils.rs",
+    "tests/windows.rs",
+];
 
 /// One compiled module: `(arch, image)` pairs.
 #[cfg(any(feature = "cuda", feature = "hip"))]

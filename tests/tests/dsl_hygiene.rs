@@ -46,11 +46,15 @@ stencil! {
         int[0, 0] = int[0, 0] * 0.5 + std - ppstencil;
     }
 
-    /// Names of methods and functions the generated code calls.
+    /// Names of methods and functions the generated code calls, and of locals it no longer
+    /// binds since fields are indexed through their windows (`nx`, `plane`, `base`).
     pub fn methods(lit: out, len: out, clone: in, rayon: real) {
         let vec = clone[0, 0] * rayon;
-        lit[0, 0] = vec + clone[0, -1];
-        len[0, 0] = vec - clone[0, 1];
+        let nx = clone[0, -1];
+        let plane = clone[0, 1];
+        let base = vec;
+        lit[0, 0] = base + nx;
+        len[0, 0] = vec - plane;
     }
 }
 
@@ -157,9 +161,10 @@ fn adversarial_names_compile_through_the_macro_and_compute_the_hand_loop() {
         let _ = writeln!(
             cpp,
             "    ppemu_launch(ppemu_dim3{{2, 2, 1}}, ppemu_dim3{{4, 4, 1}}, [&] {{ \
-             hygiene_f64({NZ}, 1, {NX}, 1, {}, 0, 1, 1, {}, o, in0, in1, in2, {null:?}); }});",
+             hygiene_f64({NZ}, 1, {NX}, 1, {}, 0, 1, 1, {}, o, in0, in1, in2, {null:?}, {w}, {w}, {w}, {w}); }});",
             NZ - 1,
-            NX - 1
+            NX - 1,
+            w = format_args!("0, 0, 0, 1, {NX}")
         );
         let _ = writeln!(
             cpp,
@@ -415,11 +420,9 @@ const REFUSED: &[&str] = &[
     "FdPxx",
     "M_PI",
     "grid",
-    "nx",
     "i",
     "n",
     "mode",
-    "base",
     "cols",
     "row",
     "outs",
@@ -427,14 +430,11 @@ const REFUSED: &[&str] = &[
     "reals",
     "first_row",
     "nth",
-    "plane",
     "run",
     "runs",
-    "span",
     "z_end",
     "plan",
     "task",
-    "task_len",
     "chunk_rows",
     "z_first",
     "space",
@@ -700,6 +700,16 @@ fn c_case<R: Num>(s: &Stencil, init: &[Vec<f64>], k: usize) -> String {
         r = s.radius()
     )];
     for p in kernels_gen::emit::abi::kernel_params(s) {
+        if p.group == kernels_gen::emit::abi::ArgGroup::Windows {
+            // Every field covers the grid: origin 0, rows of NX points, one row per plane.
+            let part = p.name.rsplit("__").next().unwrap_or_default();
+            args.push(match part {
+                "ny" => "1".to_string(),
+                "nx" => NX.to_string(),
+                _ => "0".to_string(),
+            });
+            continue;
+        }
         let Some(p) = p.param else { continue };
         let values: Vec<R> = init[p].iter().map(|&x| R::lit(x)).collect();
         let var = format!("v{k}_{p}");

@@ -19,7 +19,7 @@ use ppstencil::kernels::{
     PmlPsi3dZ, PmlPsiX, PmlPsiZ, PmlUpdate, PmlUpdate3d, PmlUpdate3dX, PmlUpdate3dXy,
     PmlUpdate3dXz, PmlUpdate3dY, PmlUpdate3dYz, PmlUpdate3dZ, PmlUpdateX, PmlUpdateZ,
 };
-use ppstencil::launch::{Region, Stencil, StencilInfo};
+use ppstencil::launch::{Region, Stencil, StencilInfo, Window};
 use ppstencil::Real;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,10 @@ fn dispatch(info: &StencilInfo) -> String {
         }
         for k in 0..info.reals.len() {
             args.push(format!("{rarr}[{k}]"));
+        }
+        // Each field's window: the whole grid (oz, oy, ox = 0, the grid's ny, nx).
+        for _ in 0..nfields {
+            args.push("0, 0, 0, g[1], g[2]".to_string());
         }
         let _ = writeln!(
             out,
@@ -196,7 +200,8 @@ fn check_shape<S: Stencil, T: Real>(
         let (outs, ins) = expected.split_at_mut(no);
         let mut outs: Vec<&mut [T]> = outs.iter_mut().map(|v| v.as_mut_slice()).collect();
         let ins: Vec<&[T]> = ins.iter().map(|v| v.as_slice()).collect();
-        S::serial(&grid, &mut outs, &ins, &reals).expect("serial");
+        let wins = vec![Window::full(shape); no + ni];
+        S::serial(&grid, &wins, &mut outs, &ins, &reals).expect("serial");
     }
 
     // The emulated GPU kernel, launched with the runtime's grid computation.
@@ -515,7 +520,7 @@ fn emulation_detects_a_missing_guard() {
     std::fs::create_dir_all(&dir).expect("dir");
     let cpp = dir.join("broken.cpp");
     let main = "int main() { static float out[6 * 40], in[6 * 40]; \
-                ppemu_launch(ppemu_dim3{2, 1, 1}, ppemu_dim3{32, 8, 1}, [&] { fd_pxx_f32(6, 1, 40, 2, 4, 0, 1, 2, 38, out, in); }); \
+                ppemu_launch(ppemu_dim3{2, 1, 1}, ppemu_dim3{32, 8, 1}, [&] { fd_pxx_f32(6, 1, 40, 2, 4, 0, 1, 2, 38, out, in, 0, 0, 0, 1, 40, 0, 0, 0, 1, 40); }); \
                 return 0; }\n";
     std::fs::write(
         &cpp,

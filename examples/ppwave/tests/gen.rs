@@ -44,7 +44,7 @@ fn gen_prints_the_code_of_a_users_stencil_file() {
         ),
         (
             "cuda",
-            &["__global__ void heat_step_f32(", "u_[i - nx]"][..],
+            &["__global__ void heat_step_f32(", "u_[u__i - u__nx]"][..],
         ),
         (
             "hip",

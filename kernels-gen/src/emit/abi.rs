@@ -13,7 +13,14 @@
 //! 2. [`ArgGroup::Outputs`]: one device pointer per written field (`out`, `inout`), in
 //!    declaration order;
 //! 3. [`ArgGroup::Inputs`]: one device pointer per `in` field, in declaration order;
-//! 4. [`ArgGroup::Reals`]: one value of the element type per `real` scalar, in declaration order.
+//! 4. [`ArgGroup::Reals`]: one value of the element type per `real` scalar, in declaration order;
+//! 5. [`ArgGroup::Windows`]: per field, outputs then inputs as in 2–3, five 64-bit signed
+//!    integers [`WINDOW_ARGS`] = `oz, oy, ox, ny, nx`: where the field's storage lies in the
+//!    grid (its element 0 is grid point `(oz, oy, ox)`) and its row and plane lengths, so the
+//!    field's point `(iz, iy, ix)` is element `((iz - oz) * ny + (iy - oy)) * nx + (ix - ox)`.
+//!    A field covering the grid passes `0, 0, 0` and the grid's `ny, nx`; a window
+//!    (`ScalarField::with_origin` in the runtime) its own. They are named
+//!    [`window_arg`]`(field, "oz")` = `field__oz`.
 //!
 //! `index` parameters are not passed: the point they name is in the grid arguments. The order
 //! of groups 2–4 is that of `StencilInfo::{outputs, inputs, reals}`. [`kernel_params`] lists
@@ -29,6 +36,15 @@ pub const ELEMENT_TYPES: [(&str, &str); 2] = [("f32", "float"), ("f64", "double"
 /// The grid arguments, in order: all nine are 64-bit signed integers (`long long`).
 pub const GRID_ARGS: [&str; 9] = ["nz", "ny", "nx", "z0", "z1", "y0", "y1", "x0", "x1"];
 
+/// The window arguments of one field, in order (see [`ArgGroup::Windows`]).
+pub const WINDOW_ARGS: [&str; 5] = ["oz", "oy", "ox", "ny", "nx"];
+
+/// The name of window argument `part` ([`WINDOW_ARGS`]) of field `field`: `field__part`. User
+/// names contain no `__`, so it is no user name (and no other field's window argument).
+pub fn window_arg(field: &str, part: &str) -> String {
+    format!("{field}__{part}")
+}
+
 /// A group of kernel arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgGroup {
@@ -40,14 +56,17 @@ pub enum ArgGroup {
     Inputs,
     /// The `real` scalars, by value in the element type, in declaration order.
     Reals,
+    /// Per field (outputs, then inputs), the five integers of [`WINDOW_ARGS`].
+    Windows,
 }
 
 /// The order of the argument groups.
-pub const ARG_ORDER: [ArgGroup; 4] = [
+pub const ARG_ORDER: [ArgGroup; 5] = [
     ArgGroup::Grid,
     ArgGroup::Outputs,
     ArgGroup::Inputs,
     ArgGroup::Reals,
+    ArgGroup::Windows,
 ];
 
 /// The symbol of stencil `stencil`'s kernel for element suffix `elem` (`"f32"`, `"f64"`):
@@ -62,8 +81,10 @@ pub struct KernelParam {
     /// Its group.
     pub group: ArgGroup,
     /// The stencil parameter it carries (index into `Stencil::params`); `None` for the grid.
+    /// A window argument carries its field.
     pub param: Option<usize>,
-    /// The grid argument's name, or the user's parameter name.
+    /// The grid argument's name, the user's parameter name, or a window argument's name
+    /// ([`window_arg`]).
     pub name: String,
 }
 
@@ -83,6 +104,16 @@ pub fn kernel_params(s: &Stencil) -> Vec<KernelParam> {
             ArgGroup::Outputs => s.outputs(),
             ArgGroup::Inputs => s.inputs(),
             ArgGroup::Reals => s.reals(),
+            ArgGroup::Windows => {
+                for p in s.outputs().into_iter().chain(s.inputs()) {
+                    out.extend(WINDOW_ARGS.iter().map(|part| KernelParam {
+                        group,
+                        param: Some(p),
+                        name: window_arg(&s.params[p].name, part),
+                    }));
+                }
+                continue;
+            }
         };
         out.extend(params.into_iter().map(|p| KernelParam {
             group,
@@ -110,7 +141,12 @@ mod tests {
         let names: Vec<String> = kernel_params(&s).into_iter().map(|p| p.name).collect();
         assert_eq!(
             names,
-            ["nz", "ny", "nx", "z0", "z1", "y0", "y1", "x0", "x1", "o", "u", "a", "b", "k"]
+            [
+                "nz", "ny", "nx", "z0", "z1", "y0", "y1", "x0", "x1", "o", "u", "a", "b", "k",
+                "o__oz", "o__oy", "o__ox", "o__ny", "o__nx", "u__oz", "u__oy", "u__ox", "u__ny",
+                "u__nx", "a__oz", "a__oy", "a__ox", "a__ny", "a__nx", "b__oz", "b__oy", "b__ox",
+                "b__ny", "b__nx"
+            ]
         );
         assert_eq!(kernel_symbol("fd_pxx", "f64"), "fd_pxx_f64");
     }

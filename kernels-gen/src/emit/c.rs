@@ -7,14 +7,18 @@
 //!
 //! # Kernel ABI
 //!
-//! Kernel names and the argument order (grid, outputs, inputs, reals) are defined in
-//! [`super::abi`]; this emitter writes them from there.
+//! Kernel names and the argument order (grid, outputs, inputs, reals, each field's window)
+//! are defined in [`super::abi`]; this emitter writes them from there. Every field is indexed
+//! through its own window: the kernel first computes, per field, its element at the thread's
+//! point (`p__i`), and reads taps at offsets in the field's own strides (`p__nx`,
+//! `p__plane`).
 //!
 //! # Names
 //!
 //! Every user name (field, scalar, local) is written with a trailing `_` (`p` → `p_`). User
-//! names never contain `__`, so no user name can meet a name the generator writes
-//! ([`RESERVED`]: the grid and loop variables, C keywords, CUDA/HIP built-ins, math functions),
+//! names never contain `__`, so no user name can meet a name the generator writes: the
+//! per-field names `field__part` (window arguments `p__oz`, ..., the locals `p__i`,
+//! `p__plane`), or [`RESERVED`] (the grid and loop variables, C keywords, CUDA/HIP built-ins, math functions),
 //! a C or CUDA/HIP macro (`assert_`, `min_` are not macros), or another user name. Doc lines
 //! become `//` comment lines (the parser splits them at line breaks; a trailing `\` is dropped
 //! so no comment continues onto the next line).
@@ -108,9 +112,7 @@ pub const RESERVED: &[&str] = &[
     "ix",
     "iy",
     "iz",
-    "i",
     "row",
-    "plane",
     // C words.
     "extern",
     "void",
@@ -212,12 +214,8 @@ impl Syntax for C<'_> {
         out.push_str(&user_name(&self.s.locals[local]));
     }
     fn read(&self, out: &mut String, field: usize, offset: &[i32]) {
-        let _ = write!(
-            out,
-            "{}[{}]",
-            user_name(&self.s.params[field].name),
-            tap_index(offset)
-        );
+        let name = &self.s.params[field].name;
+        let _ = write!(out, "{}[{}]", user_name(name), tap_index(name, offset));
     }
     fn func(&self, f: Func) -> String {
         func(f, self.cty)
@@ -227,14 +225,27 @@ impl Syntax for C<'_> {
     }
 }
 
-/// The flat index of a tap relative to the current point `i`: `i - 2 * nx + 1` in 2D,
-/// `i + plane - 3 * nx` in 3D (`plane = ny * nx`).
-fn tap_index(offset: &[i32]) -> String {
-    let mut t = String::from("i");
-    let z_stride = if offset.len() == 3 { "plane" } else { "nx" };
+/// The name of the generator's per-field local `part` (`i`, the field's element at the
+/// thread's point; `plane`, its plane length): `p__i`, like the window arguments
+/// ([`abi::window_arg`]), so no user name can meet it.
+fn field_local(field: &str, part: &str) -> String {
+    abi::window_arg(field, part)
+}
+
+/// The element of field `field` at a tap, relative to the field's element at the current
+/// point (`p__i`), with the field's own strides: `p__i - 2 * p__nx + 1` in 2D,
+/// `p__i + p__plane - 3 * p__nx` in 3D.
+fn tap_index(field: &str, offset: &[i32]) -> String {
+    let mut t = field_local(field, "i");
+    let nx = field_local(field, "nx");
+    let z_stride = if offset.len() == 3 {
+        field_local(field, "plane")
+    } else {
+        nx.clone()
+    };
     for (d, stride) in zyx(offset)
         .into_iter()
-        .zip([Some(z_stride), Some("nx"), None])
+        .zip([Some(&z_stride), Some(&nx), None])
     {
         let term = match (d.unsigned_abs(), stride) {
             (0, _) => continue,
@@ -253,19 +264,26 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
     let syntax = C { s, cty };
     let mut params = Vec::new();
     let mut grid = Vec::new();
+    let mut windows = Vec::new();
     for p in abi::kernel_params(s) {
-        let name = p.param.map(|_| user_name(&p.name)).unwrap_or(p.name);
+        let name = match p.group {
+            ArgGroup::Outputs | ArgGroup::Inputs | ArgGroup::Reals => user_name(&p.name),
+            ArgGroup::Grid | ArgGroup::Windows => p.name,
+        };
         match p.group {
             ArgGroup::Grid => grid.push(format!("const long long {name}")),
             ArgGroup::Outputs => params.push(format!("{cty} *__restrict__ {name}")),
             ArgGroup::Inputs => params.push(format!("const {cty} *__restrict__ {name}")),
             ArgGroup::Reals => params.push(format!("const {cty} {name}")),
+            ArgGroup::Windows => windows.push(format!("const long long {name}")),
         }
     }
-    // The grid: the shape `nz, ny, nx` on one line, then `z0, z1`, `y0, y1`, `x0, x1`.
+    // The grid: the shape `nz, ny, nx` on one line, then `z0, z1`, `y0, y1`, `x0, x1`; the
+    // fields and reals; each field's window on one line.
     let mut lines: Vec<String> = vec![grid[..3].join(", ")];
     lines.extend(grid[3..].chunks(2).map(|c| c.join(", ")));
     lines.extend(params);
+    lines.extend(windows.chunks(abi::WINDOW_ARGS.len()).map(|c| c.join(", ")));
     let mut k = String::new();
     let _ = writeln!(
         k,
@@ -279,15 +297,45 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
         k.push_str("    const long long iz = z0 + row / (y1 - y0);\n");
         k.push_str("    const long long iy = y0 + row % (y1 - y0);\n");
         k.push_str("    if (ix >= x1 || iz >= z1) {\n        return;\n    }\n");
-        k.push_str("    const long long plane = ny * nx;\n");
-        k.push_str("    const long long i = (iz * ny + iy) * nx + ix;\n");
     } else {
         // 1D and 2D: y0 = 0, y1 = ny = 1, so a row is one z.
         k.push_str(
             "    const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;\n",
         );
         k.push_str("    if (ix >= x1 || iz >= z1) {\n        return;\n    }\n");
-        k.push_str("    const long long i = iz * nx + ix;\n");
+    }
+    // Each field's element at the thread's point, through its window (and its plane length
+    // where it is read across planes).
+    let taps = s.taps();
+    for p in s.outputs().into_iter().chain(s.inputs()) {
+        let name = &s.params[p].name;
+        let w = |part: &str| abi::window_arg(name, part);
+        let index = if s.dims == 3 {
+            format!(
+                "((iz - {}) * {} + (iy - {})) * {} + (ix - {})",
+                w("oz"),
+                w("ny"),
+                w("oy"),
+                w("nx"),
+                w("ox")
+            )
+        } else {
+            format!("(iz - {}) * {} + (ix - {})", w("oz"), w("nx"), w("ox"))
+        };
+        let _ = writeln!(
+            k,
+            "    const long long {} = {index};",
+            field_local(name, "i")
+        );
+        if s.dims == 3 && taps.iter().any(|t| t.field == p && t.offset[0] != 0) {
+            let _ = writeln!(
+                k,
+                "    const long long {} = {} * {};",
+                field_local(name, "plane"),
+                w("ny"),
+                w("nx")
+            );
+        }
     }
     for st in &s.body {
         match st {
@@ -300,10 +348,12 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
                 );
             }
             Stmt::Assign { field, value } => {
+                let name = &s.params[*field].name;
                 let _ = writeln!(
                     k,
-                    "    {}[i] = {};",
-                    user_name(&s.params[*field].name),
+                    "    {}[{}] = {};",
+                    user_name(name),
+                    field_local(name, "i"),
                     infix::to_string(&syntax, value)
                 );
             }
@@ -348,7 +398,8 @@ pub fn emit(s: &Stencil, dialect: Dialect) -> String {
     let inout: Vec<usize> = s.fields_with(|a| a == Access::InOut);
     let _ = writeln!(
         out,
-        "// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: {}; inputs: {}; reals: {}.",
+        "// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: {}; inputs: {}; reals: {}; \
+         per field its window: oz, oy, ox, ny, nx.",
         field_list(s.outputs()),
         field_list(s.inputs()),
         field_list(s.reals())
@@ -394,10 +445,11 @@ mod tests {
 
     #[test]
     fn taps_become_flat_offsets() {
-        assert_eq!(tap_index(&[0, 0]), "i");
-        assert_eq!(tap_index(&[-2, 0]), "i - 2 * nx");
-        assert_eq!(tap_index(&[1, -1]), "i + nx - 1");
-        assert_eq!(tap_index(&[0, 2]), "i + 2");
+        assert_eq!(tap_index("p", &[0, 0]), "p__i");
+        assert_eq!(tap_index("p", &[-2, 0]), "p__i - 2 * p__nx");
+        assert_eq!(tap_index("p", &[1, -1]), "p__i + p__nx - 1");
+        assert_eq!(tap_index("p", &[0, 2]), "p__i + 2");
+        assert_eq!(tap_index("q", &[-1, 2, 0]), "q__i - q__plane + 2 * q__nx");
     }
 
     #[test]
@@ -405,7 +457,10 @@ mod tests {
         let s = stencil("fn f(o: out, a: in) { o[0,0] = -(-a[0,0]) - -a[0,1]; }");
         let src = emit(&s, Dialect::Cuda);
         assert!(!src.contains("--"), "{src}");
-        assert!(src.contains("o_[i] = -(-a_[i]) - -a_[i + 1];"), "{src}");
+        assert!(
+            src.contains("o_[o__i] = -(-a_[a__i]) - -a_[a__i + 1];"),
+            "{src}"
+        );
     }
 
     #[test]
@@ -414,7 +469,14 @@ mod tests {
         let src = emit(&s, Dialect::Hip);
         assert!(src.contains("float *__restrict__ float_,"), "{src}");
         assert!(src.contains("const float *__restrict__ x0_,"), "{src}");
-        assert!(src.contains("float_[i] = x0_[i] * z1_;"), "{src}");
+        assert!(
+            src.contains("float_[float__i] = x0_[x0__i] * z1_;"),
+            "{src}"
+        );
+        assert!(
+            src.contains("const long long x0__i = (iz - x0__oz) * x0__nx + (ix - x0__ox);"),
+            "{src}"
+        );
     }
 
     #[test]
@@ -422,11 +484,11 @@ mod tests {
         let s = stencil("fn f(o: out, a: in) { o[0,0] = sqrt(abs(a[0,0])) + max(a[0,0], 0.5); }");
         let src = emit(&s, Dialect::Cuda);
         assert!(
-            src.contains("o_[i] = sqrtf(fabsf(a_[i])) + fmaxf(a_[i], 0.5f);"),
+            src.contains("o_[o__i] = sqrtf(fabsf(a_[a__i])) + fmaxf(a_[a__i], 0.5f);"),
             "{src}"
         );
         assert!(
-            src.contains("o_[i] = sqrt(fabs(a_[i])) + fmax(a_[i], 0.5);"),
+            src.contains("o_[o__i] = sqrt(fabs(a_[a__i])) + fmax(a_[a__i], 0.5);"),
             "{src}"
         );
     }

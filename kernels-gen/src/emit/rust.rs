@@ -3,9 +3,10 @@
 //! Both share one generated *row kernel*: for one grid row (one `(z, y)` pair, numbered
 //! `z * ny + y`, x contiguous; the same code for 1D, 2D and 3D stencils, whose fields the
 //! runtime sees as `[nz, ny, nx]` with absent axes of size 1) it slices every distinct field
-//! tap (`p[0, -2]`, `p[-1, 0, 2]`, ...) to exactly the row's `n` points, at `base` plus the
-//! tap's offset in `plane` (`ny * nx`, 3D z), `nx` (2D z, 3D y) and 1 (x), then runs a plain
-//! `for i in 0..n` loop. Every slice has the same length, so the compiler removes the bounds
+//! tap (`p[0, -2]`, `p[-1, 0, 2]`, ...) to exactly the row's `n` points, where the field's
+//! window (`p__win`: where the field lies in the grid, its own row and plane lengths; a field
+//! covering the grid or a smaller window of it) puts the tap's point
+//! (`p__win.tap(grid, row, [0, 0, -2])`), then runs a plain `for i in 0..n` loop. Every slice has the same length, so the compiler removes the bounds
 //! checks and vectorises the loop. `rows` runs it over consecutive rows. The drivers hand out
 //! runs of consecutive rows from the runtime's `row_runs` (in 2D one run of all rows; in 3D
 //! y-blocks, then z, so the planes a stencil reads stay in cache): serial all at once, rayon
@@ -35,7 +36,6 @@ use quote::{format_ident, quote};
 /// introduce: a field, scalar or local may not be called so (the parser refuses it). A test
 /// derives the generated names from the emitted code and checks they are all listed here.
 pub const RESERVED: &[&str] = &[
-    "base",
     "chunk_rows",
     "cols",
     "first_row",
@@ -45,17 +45,14 @@ pub const RESERVED: &[&str] = &[
     "nth",
     "mode",
     "n",
-    "nx",
     "outs",
     "plan",
-    "plane",
     "reals",
     "row",
     "run",
     "runs",
-    "span",
     "task",
-    "task_len",
+    "wins",
     "z_end",
     "z_first",
 ];
@@ -130,41 +127,29 @@ fn expr(s: &Stencil, e: &Expr) -> TokenStream {
     })
 }
 
-/// The stride of each axis (z, y, x) in generated code: `plane` (`ny * nx`) for z in 3D,
-/// `nx` for z in 2D and for y, 1 for x.
-fn strides(dims: usize) -> [Option<&'static str>; 3] {
-    [
-        Some(if dims == 3 { "plane" } else { "nx" }),
-        Some("nx"),
-        None,
-    ]
+/// Where a tap's row starts in its field: `p__win.tap(grid, row, [dz, dy, dx])`, the field's
+/// element at offset `[dz, dy, dx]` from the row's first computed point, through the
+/// field's window (its own strides).
+fn tap_start(s: &Stencil, tap: &Tap) -> TokenStream {
+    let win = win_name(&s.params[tap.field].name);
+    let [dz, dy, dx] = zyx(&tap.offset).map(|d| {
+        let lit = Literal::isize_unsuffixed(d.unsigned_abs() as isize);
+        if d < 0 {
+            quote!(-#lit)
+        } else {
+            quote!(#lit)
+        }
+    });
+    quote!(#win.tap(grid, row, [#dz, #dy, #dx]))
 }
 
-/// The offset of a tap from `base` (the current row's first domain point) as tokens,
-/// e.g. `base - 2 * nx + 1` (2D) or `base + plane - 3 * nx` (3D).
-fn tap_start(tap: &Tap) -> TokenStream {
-    let mut t = quote!(base);
-    let dims = tap.offset.len();
-    for (d, stride) in zyx(&tap.offset).into_iter().zip(strides(dims)) {
-        let ad = Literal::usize_unsuffixed(d.unsigned_abs() as usize);
-        let term = match stride {
-            None => quote!(#ad),
-            Some(st) => {
-                let st = ident(st);
-                if d.unsigned_abs() == 1 {
-                    quote!(#st)
-                } else {
-                    quote!(#ad * #st)
-                }
-            }
-        };
-        if d > 0 {
-            t = quote!(#t + #term);
-        } else if d < 0 {
-            t = quote!(#t - #term);
-        }
-    }
-    t
+/// The name of a field's window in generated code: `p__win` (`__`: no user name).
+fn win_name(field: &str) -> Ident {
+    format_ident!("{field}__win")
+}
+
+fn win_names(names: &[Ident]) -> Vec<Ident> {
+    names.iter().map(|n| win_name(&n.to_string())).collect()
 }
 
 /// Generic parameters and bounds shared by generated functions.
@@ -203,7 +188,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     let tap_lets = taps.iter().map(|t| {
         let name = ident(&tap_name(s, t));
         let field = ident(&s.params[t.field].name);
-        let start = tap_start(t);
+        let start = tap_start(s, t);
         quote!(let #name = &#field[#start..][..n];)
     });
     let body = s.body.iter().map(|st| match st {
@@ -230,16 +215,18 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     }
     let prefetch_reads = leading.iter().map(|t| {
         let name = ident(&tap_name(s, t));
-        quote!(mode.fetch(#name, cols.start);)
+        let win = win_name(&s.params[t.field].name);
+        quote!(mode.fetch(#name, cols.start, #win.nx());)
     });
     // Every output row becomes a `RowOutput` (same name): `out` fields may be streamed,
     // `inout` fields are read where they are written, so never.
     let out_rows = s.outputs().into_iter().map(|p| {
         let name = ident(&s.params[p].name);
+        let win = win_name(&s.params[p].name);
         if s.params[p].kind == ParamKind::Field(Access::InOut) {
-            quote!(let mut #name = mode.inout(&mut #name[grid.cols()]);)
+            quote!(let mut #name = mode.inout(&mut #name[#win.cols(grid)], #win.nx());)
         } else {
-            quote!(let mut #name = mode.output(&mut #name[grid.cols()]);)
+            quote!(let mut #name = mode.output(&mut #name[#win.cols(grid)], #win.nx());)
         }
     });
     let first = &outs[0];
@@ -256,7 +243,8 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     });
     let doc = format!(
         " One row of `{}`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's \
-         slices; inputs are whole fields. With blocking (`mode`: fields larger than the \
+         slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the \
+         grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the \
          last-level cache), the row is computed a few cache lines at a time: before each \
          block the data a few KiB ahead is prefetched (the leading row of each input, and \
          the outputs; further along the row, or some rows further when the launch covers \
@@ -264,18 +252,8 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
          buffer with streaming stores that skip the cache. The arithmetic is the same either way.",
         s.name
     );
-    let uses_base = !taps.is_empty();
-    let base = if uses_base {
-        quote!(let base = row * nx + grid.cols().start;)
-    } else {
-        quote!()
-    };
-    let uses_plane = taps.iter().any(|t| s.dims == 3 && t.offset[0] != 0);
-    let nx_let = match (uses_base, uses_plane) {
-        (false, _) => quote!(),
-        (true, false) => quote!(let nx = grid.nx();),
-        (true, true) => quote!(let nx = grid.nx(); let plane = grid.plane();),
-    };
+    let out_wins = win_names(&outs);
+    let in_wins = win_names(&ins);
     quote! {
         #[doc = #doc]
         #[inline(always)]
@@ -286,11 +264,11 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
             mode: ::ppstencil::__private::RowMode<'_>,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
+            #(#out_wins: &::ppstencil::__private::Window,)*
+            #(#in_wins: &::ppstencil::__private::Window,)*
             #(#reals: T,)*
         ) {
-            #nx_let
             let n = grid.cols().len();
-            #base
             #(#out_rows)*
             #(#tap_lets)*
             for cols in #first.blocks() {
@@ -313,6 +291,10 @@ fn unpack(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
     let reals = real_names(s);
+    let wins: Vec<Ident> = win_names(&outs)
+        .into_iter()
+        .chain(win_names(&ins))
+        .collect();
     let name = &s.name;
     quote! {
         let [#(#outs),*] = outs else {
@@ -323,6 +305,9 @@ fn unpack(s: &Stencil) -> TokenStream {
         };
         let &[#(#reals),*] = reals else {
             return ::std::result::Result::Err(::ppstencil::__private::Error::arity(#name, "real scalars"));
+        };
+        let [#(#wins),*] = wins else {
+            return ::std::result::Result::Err(::ppstencil::__private::Error::arity(#name, "field windows"));
         };
     }
 }
@@ -354,13 +339,19 @@ fn zip_chain(names: &[Ident], each: &dyn Fn(&Ident) -> TokenStream) -> TokenStre
 }
 
 /// `rows`: the row kernel over consecutive rows. The outputs are the rows' full-width slices
-/// (`k * nx` elements for `k` rows), the first of them row `first_row` (numbered `z * ny + y`).
+/// (`k` rows of each output's window), the first of them row `first_row` (numbered
+/// `z * ny + y` in the grid).
 pub fn emit_rows(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
     let reals = real_names(s);
+    let out_wins = win_names(&outs);
+    let in_wins = win_names(&ins);
     let pat = zip_pattern(&outs);
-    let chain = zip_chain(&outs, &|o| quote!(#o.chunks_mut(grid.nx())));
+    let chain = zip_chain(&outs, &|o| {
+        let w = win_name(&o.to_string());
+        quote!(#o.chunks_mut(#w.nx()))
+    });
     quote! {
         /// Rows `first_row..` (as many as the outputs hold): the row kernel, row after row.
         #[inline(always)]
@@ -371,10 +362,12 @@ pub fn emit_rows(s: &Stencil) -> TokenStream {
             mode: ::ppstencil::__private::RowMode<'_>,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
+            #(#out_wins: &::ppstencil::__private::Window,)*
+            #(#in_wins: &::ppstencil::__private::Window,)*
             #(#reals: T,)*
         ) {
             for (nth, #pat) in #chain.enumerate() {
-                Self::row(grid, first_row + nth, mode, #(#outs,)* #(#ins,)* #(#reals,)*);
+                Self::row(grid, first_row + nth, mode, #(#outs,)* #(#ins,)* #(#out_wins,)* #(#in_wins,)* #(#reals,)*);
             }
         }
     }
@@ -388,11 +381,14 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
     let ins = in_names(s);
     let reals = real_names(s);
     let unpack = unpack(s);
+    let out_wins = win_names(&outs);
+    let in_wins = win_names(&ins);
     let nfields = Literal::usize_unsuffixed(outs.len() + ins.len());
     let rz = Literal::usize_unsuffixed(s.radii()[0]);
     quote! {
         fn serial<T: ::ppstencil::__private::Real>(
             grid: &::ppstencil::__private::Region,
+            wins: &[::ppstencil::__private::Window],
             outs: &mut [&mut [T]],
             ins: &[&[T]],
             reals: &[T],
@@ -403,8 +399,7 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
             // `inline(always)`: inlined into run_rows' AVX2 copy, else compiled for the baseline.
             ::ppstencil::__private::run_rows(plan, #[inline(always)] |mode| {
                 for run in &runs {
-                    let span = run.start * grid.nx()..run.end * grid.nx();
-                    Self::rows(grid, run.start, mode, #(&mut #outs[span.clone()],)* #(#ins,)* #(#reals,)*);
+                    Self::rows(grid, run.start, mode, #(&mut #outs[#out_wins.rows(grid, run.clone())],)* #(#ins,)* #(#out_wins,)* #(#in_wins,)* #(#reals,)*);
                 }
             });
             ::std::result::Result::Ok(())
@@ -419,16 +414,19 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
     let ins = in_names(s);
     let reals = real_names(s);
     let unpack = unpack(s);
+    let out_wins = win_names(&outs);
+    let in_wins = win_names(&ins);
     let nfields = Literal::usize_unsuffixed(outs.len() + ins.len());
     let rz = Literal::usize_unsuffixed(s.radii()[0]);
     let pat = zip_pattern(&outs);
-    let par = zip_chain(
-        &outs,
-        &|o| quote!(#o[grid.lo[0] * grid.plane()..grid.hi[0] * grid.plane()].par_chunks_mut(task_len)),
-    );
+    let par = zip_chain(&outs, &|o| {
+        let w = win_name(&o.to_string());
+        quote!(#o[#w.planes(grid.lo[0]..grid.hi[0])].par_chunks_mut(chunk_rows * #w.plane()))
+    });
     quote! {
         fn rayon<T: ::ppstencil::__private::Real>(
             grid: &::ppstencil::__private::Region,
+            wins: &[::ppstencil::__private::Window],
             outs: &mut [&mut [T]],
             ins: &[&[T]],
             reals: &[T],
@@ -437,17 +435,14 @@ pub fn emit_rayon(s: &Stencil) -> TokenStream {
             use ::ppstencil::__private::rayon::prelude::*;
             #unpack
             let chunk_rows = chunk_rows.max(1);
-            let task_len = chunk_rows * grid.plane();
             let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, #nfields);
             #par.enumerate().for_each(|(task, #pat)| {
                 let z_first = grid.lo[0] + task * chunk_rows;
                 let z_end = (z_first + chunk_rows).min(grid.hi[0]);
-                let base = z_first * grid.shape[1];
                 let runs = ::ppstencil::__private::row_runs::<T>(grid, z_first..z_end, #rz, #nfields);
                 ::ppstencil::__private::run_rows(plan, #[inline(always)] |mode| {
                     for run in &runs {
-                        let span = (run.start - base) * grid.nx()..(run.end - base) * grid.nx();
-                        Self::rows(grid, run.start, mode, #(&mut #outs[span.clone()],)* #(#ins,)* #(#reals,)*);
+                        Self::rows(grid, run.start, mode, #(&mut #outs[#out_wins.rows_from(grid, run.clone(), z_first)],)* #(#ins,)* #(#out_wins,)* #(#in_wins,)* #(#reals,)*);
                     }
                 });
             });
@@ -660,22 +655,22 @@ mod tests {
         );
         let src = host_source(&s, "serial");
         for line in [
-            "let p__m2_0 = &p[base - 2 * nx..][..n];",
-            "let p__m1_0 = &p[base - nx..][..n];",
-            "let p__0_0 = &p[base..][..n];",
-            "let p__2_0 = &p[base + 2 * nx..][..n];",
-            "let mut pzz = mode.output(&mut pzz[grid.cols()]);",
+            "let p__m2_0 = &p[p__win.tap(grid, row, [-2, 0, 0])..][..n];",
+            "let p__m1_0 = &p[p__win.tap(grid, row, [-1, 0, 0])..][..n];",
+            "let p__0_0 = &p[p__win.tap(grid, row, [0, 0, 0])..][..n];",
+            "let p__2_0 = &p[p__win.tap(grid, row, [2, 0, 0])..][..n];",
+            "let mut pzz = mode.output(&mut pzz[pzz__win.cols(grid)], pzz__win.nx());",
             "for cols in pzz.blocks() {",
             "if mode.prefetch() {",
-            "mode.fetch(p__2_0, cols.start);",
+            "mode.fetch(p__2_0, cols.start, p__win.nx());",
             "pzz.prefetch(cols.start);",
             "let p__m2_0 = &p__m2_0[cols.clone()];",
             "let mut pzz = pzz.block(cols);",
             "for i in 0..pzz.len() {",
             "pzz[i] = T::lit(-0.08333333333333333) * p__m2_0[i]",
-            "for (nth, pzz) in pzz.chunks_mut(grid.nx()).enumerate() {",
+            "for (nth, pzz) in pzz.chunks_mut(pzz__win.nx()).enumerate() {",
             "let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);",
-            "Self::rows(grid, run.start, mode, &mut pzz[span.clone()], p);",
+            "&mut pzz[pzz__win.rows(grid, run.clone())],",
         ] {
             assert!(src.contains(line), "missing `{line}` in:\n{src}");
         }
@@ -700,21 +695,25 @@ mod tests {
             "fn two(a: out, b: inout, p: in) { a[0,0] = p[0,0]; b[0,0] = b[0,0] + p[0,1]; }",
         );
         let src = host_source(&s, "rayon");
-        assert!(src.contains("par_chunks_mut(task_len)"), "{src}");
+        let flat = src.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            src.split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-                .contains("Self::rows( grid, run.start, mode, &mut a[span.clone()], &mut b[span.clone()], p, )"),
+            flat.contains("par_chunks_mut(chunk_rows * a__win.plane())"),
+            "{src}"
+        );
+        assert!(
+            flat.contains(
+                "&mut a[a__win.rows_from(grid, run.clone(), z_first)], \
+                 &mut b[b__win.rows_from(grid, run.clone(), z_first)], p, a__win, b__win, p__win,"
+            ),
             "{src}"
         );
         // `a` (out) may be streamed, `b` (inout) is read where it is written: never.
         assert!(
-            src.contains("let mut a = mode.output(&mut a[grid.cols()]);"),
+            flat.contains("let mut a = mode.output(&mut a[a__win.cols(grid)], a__win.nx());"),
             "{src}"
         );
         assert!(
-            src.contains("let mut b = mode.inout(&mut b[grid.cols()]);"),
+            flat.contains("let mut b = mode.inout(&mut b[b__win.cols(grid)], b__win.nx());"),
             "{src}"
         );
         assert!(src.contains("let mut a = a.block(cols.clone());"), "{src}");

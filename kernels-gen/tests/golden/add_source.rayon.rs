@@ -1,5 +1,5 @@
 impl AddSource {
-    /// One row of `add_source`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `add_source`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -12,10 +12,11 @@ impl AddSource {
         row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         p: &mut [T],
+        p__win: &::ppstencil::__private::Window,
         value: T,
     ) {
         let n = grid.cols().len();
-        let mut p = mode.output(&mut p[grid.cols()]);
+        let mut p = mode.output(&mut p[p__win.cols(grid)], p__win.nx());
         for cols in p.blocks() {
             if mode.prefetch() {
                 p.prefetch(cols.start);
@@ -34,14 +35,16 @@ impl AddSource {
         first_row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         p: &mut [T],
+        p__win: &::ppstencil::__private::Window,
         value: T,
     ) {
-        for (nth, p) in p.chunks_mut(grid.nx()).enumerate() {
-            Self::row(grid, first_row + nth, mode, p, value);
+        for (nth, p) in p.chunks_mut(p__win.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, p, p__win, value);
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
+        wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
@@ -63,16 +66,19 @@ impl AddSource {
                 ::ppstencil::__private::Error::arity("add_source", "real scalars"),
             );
         };
+        let [p__win] = wins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("add_source", "field windows"),
+            );
+        };
         let chunk_rows = chunk_rows.max(1);
-        let task_len = chunk_rows * grid.plane();
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 1);
-        p[grid.lo[0] * grid.plane()..grid.hi[0] * grid.plane()]
-            .par_chunks_mut(task_len)
+        p[p__win.planes(grid.lo[0]..grid.hi[0])]
+            .par_chunks_mut(chunk_rows * p__win.plane())
             .enumerate()
             .for_each(|(task, p)| {
                 let z_first = grid.lo[0] + task * chunk_rows;
                 let z_end = (z_first + chunk_rows).min(grid.hi[0]);
-                let base = z_first * grid.shape[1];
                 let runs = ::ppstencil::__private::row_runs::<
                     T,
                 >(grid, z_first..z_end, 0, 1);
@@ -81,13 +87,12 @@ impl AddSource {
                     #[inline(always)]
                     |mode| {
                         for run in &runs {
-                            let span = (run.start - base)
-                                * grid.nx()..(run.end - base) * grid.nx();
                             Self::rows(
                                 grid,
                                 run.start,
                                 mode,
-                                &mut p[span.clone()],
+                                &mut p[p__win.rows_from(grid, run.clone(), z_first)],
+                                p__win,
                                 value,
                             );
                         }

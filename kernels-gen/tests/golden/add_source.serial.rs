@@ -1,5 +1,5 @@
 impl AddSource {
-    /// One row of `add_source`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `add_source`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -12,10 +12,11 @@ impl AddSource {
         row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         p: &mut [T],
+        p__win: &::ppstencil::__private::Window,
         value: T,
     ) {
         let n = grid.cols().len();
-        let mut p = mode.output(&mut p[grid.cols()]);
+        let mut p = mode.output(&mut p[p__win.cols(grid)], p__win.nx());
         for cols in p.blocks() {
             if mode.prefetch() {
                 p.prefetch(cols.start);
@@ -34,14 +35,16 @@ impl AddSource {
         first_row: usize,
         mode: ::ppstencil::__private::RowMode<'_>,
         p: &mut [T],
+        p__win: &::ppstencil::__private::Window,
         value: T,
     ) {
-        for (nth, p) in p.chunks_mut(grid.nx()).enumerate() {
-            Self::row(grid, first_row + nth, mode, p, value);
+        for (nth, p) in p.chunks_mut(p__win.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, p, p__win, value);
         }
     }
     fn serial<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
+        wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
@@ -61,6 +64,11 @@ impl AddSource {
                 ::ppstencil::__private::Error::arity("add_source", "real scalars"),
             );
         };
+        let [p__win] = wins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("add_source", "field windows"),
+            );
+        };
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 1);
         let runs = ::ppstencil::__private::row_runs::<
             T,
@@ -70,8 +78,14 @@ impl AddSource {
             #[inline(always)]
             |mode| {
                 for run in &runs {
-                    let span = run.start * grid.nx()..run.end * grid.nx();
-                    Self::rows(grid, run.start, mode, &mut p[span.clone()], value);
+                    Self::rows(
+                        grid,
+                        run.start,
+                        mode,
+                        &mut p[p__win.rows(grid, run.clone())],
+                        p__win,
+                        value,
+                    );
                 }
             },
         );

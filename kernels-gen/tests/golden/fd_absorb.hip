@@ -4,7 +4,7 @@
 // where it leaves `pnew` unchanged). Together with the step this is the leapfrog
 // discretisation of `p_tt + η p_t = v² ∇²p` with a centred `p_t`.
 // Domain: the interior, rows and columns 0..n-0 (radius 0).
-// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: pnew; inputs: pold, eta; reals: -.
+// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: pnew; inputs: pold, eta; reals: -; per field its window: oz, oy, ox, ny, nx.
 // Updated in place (read at the current point only): pnew.
 // Launch: 2D grid, x along columns, y along rows ((z, y) pairs), via hipModuleLoadData + hipModuleLaunchKernel (HIP module API).
 #ifndef PPSTENCIL_PRELUDE
@@ -18,15 +18,20 @@ extern "C" __global__ void fd_absorb_f32(
     const long long x0, const long long x1,
     float *__restrict__ pnew_,
     const float *__restrict__ pold_,
-    const float *__restrict__ eta_)
+    const float *__restrict__ eta_,
+    const long long pnew__oz, const long long pnew__oy, const long long pnew__ox, const long long pnew__ny, const long long pnew__nx,
+    const long long pold__oz, const long long pold__oy, const long long pold__ox, const long long pold__ny, const long long pold__nx,
+    const long long eta__oz, const long long eta__oy, const long long eta__ox, const long long eta__ny, const long long eta__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    pnew_[i] = (pnew_[i] + eta_[i] * pold_[i]) / (1.0f + eta_[i]);
+    const long long pnew__i = (iz - pnew__oz) * pnew__nx + (ix - pnew__ox);
+    const long long pold__i = (iz - pold__oz) * pold__nx + (ix - pold__ox);
+    const long long eta__i = (iz - eta__oz) * eta__nx + (ix - eta__ox);
+    pnew_[pnew__i] = (pnew_[pnew__i] + eta_[eta__i] * pold_[pold__i]) / (1.0f + eta_[eta__i]);
 }
 
 extern "C" __global__ void fd_absorb_f64(
@@ -36,13 +41,18 @@ extern "C" __global__ void fd_absorb_f64(
     const long long x0, const long long x1,
     double *__restrict__ pnew_,
     const double *__restrict__ pold_,
-    const double *__restrict__ eta_)
+    const double *__restrict__ eta_,
+    const long long pnew__oz, const long long pnew__oy, const long long pnew__ox, const long long pnew__ny, const long long pnew__nx,
+    const long long pold__oz, const long long pold__oy, const long long pold__ox, const long long pold__ny, const long long pold__nx,
+    const long long eta__oz, const long long eta__oy, const long long eta__ox, const long long eta__ny, const long long eta__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    pnew_[i] = (pnew_[i] + eta_[i] * pold_[i]) / (1.0 + eta_[i]);
+    const long long pnew__i = (iz - pnew__oz) * pnew__nx + (ix - pnew__ox);
+    const long long pold__i = (iz - pold__oz) * pold__nx + (ix - pold__ox);
+    const long long eta__i = (iz - eta__oz) * eta__nx + (ix - eta__ox);
+    pnew_[pnew__i] = (pnew_[pnew__i] + eta_[eta__i] * pold_[pold__i]) / (1.0 + eta_[eta__i]);
 }

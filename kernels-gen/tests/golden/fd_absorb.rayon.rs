@@ -1,5 +1,5 @@
 impl FdAbsorb {
-    /// One row of `fd_absorb`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_absorb`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -14,17 +14,18 @@ impl FdAbsorb {
         pnew: &mut [T],
         pold: &[T],
         eta: &[T],
+        pnew__win: &::ppstencil::__private::Window,
+        pold__win: &::ppstencil::__private::Window,
+        eta__win: &::ppstencil::__private::Window,
     ) {
-        let nx = grid.nx();
         let n = grid.cols().len();
-        let base = row * nx + grid.cols().start;
-        let mut pnew = mode.inout(&mut pnew[grid.cols()]);
-        let pold__0_0 = &pold[base..][..n];
-        let eta__0_0 = &eta[base..][..n];
+        let mut pnew = mode.inout(&mut pnew[pnew__win.cols(grid)], pnew__win.nx());
+        let pold__0_0 = &pold[pold__win.tap(grid, row, [0, 0, 0])..][..n];
+        let eta__0_0 = &eta[eta__win.tap(grid, row, [0, 0, 0])..][..n];
         for cols in pnew.blocks() {
             if mode.prefetch() {
-                mode.fetch(pold__0_0, cols.start);
-                mode.fetch(eta__0_0, cols.start);
+                mode.fetch(pold__0_0, cols.start, pold__win.nx());
+                mode.fetch(eta__0_0, cols.start, eta__win.nx());
                 pnew.prefetch(cols.start);
             }
             let pold__0_0 = &pold__0_0[cols.clone()];
@@ -46,13 +47,27 @@ impl FdAbsorb {
         pnew: &mut [T],
         pold: &[T],
         eta: &[T],
+        pnew__win: &::ppstencil::__private::Window,
+        pold__win: &::ppstencil::__private::Window,
+        eta__win: &::ppstencil::__private::Window,
     ) {
-        for (nth, pnew) in pnew.chunks_mut(grid.nx()).enumerate() {
-            Self::row(grid, first_row + nth, mode, pnew, pold, eta);
+        for (nth, pnew) in pnew.chunks_mut(pnew__win.nx()).enumerate() {
+            Self::row(
+                grid,
+                first_row + nth,
+                mode,
+                pnew,
+                pold,
+                eta,
+                pnew__win,
+                pold__win,
+                eta__win,
+            );
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
+        wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
@@ -74,16 +89,19 @@ impl FdAbsorb {
                 ::ppstencil::__private::Error::arity("fd_absorb", "real scalars"),
             );
         };
+        let [pnew__win, pold__win, eta__win] = wins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_absorb", "field windows"),
+            );
+        };
         let chunk_rows = chunk_rows.max(1);
-        let task_len = chunk_rows * grid.plane();
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 3);
-        pnew[grid.lo[0] * grid.plane()..grid.hi[0] * grid.plane()]
-            .par_chunks_mut(task_len)
+        pnew[pnew__win.planes(grid.lo[0]..grid.hi[0])]
+            .par_chunks_mut(chunk_rows * pnew__win.plane())
             .enumerate()
             .for_each(|(task, pnew)| {
                 let z_first = grid.lo[0] + task * chunk_rows;
                 let z_end = (z_first + chunk_rows).min(grid.hi[0]);
-                let base = z_first * grid.shape[1];
                 let runs = ::ppstencil::__private::row_runs::<
                     T,
                 >(grid, z_first..z_end, 0, 3);
@@ -92,15 +110,16 @@ impl FdAbsorb {
                     #[inline(always)]
                     |mode| {
                         for run in &runs {
-                            let span = (run.start - base)
-                                * grid.nx()..(run.end - base) * grid.nx();
                             Self::rows(
                                 grid,
                                 run.start,
                                 mode,
-                                &mut pnew[span.clone()],
+                                &mut pnew[pnew__win.rows_from(grid, run.clone(), z_first)],
                                 pold,
                                 eta,
+                                pnew__win,
+                                pold__win,
+                                eta__win,
                             );
                         }
                     },

@@ -2,7 +2,7 @@
 // `kv2 = dtdh2 v²`, computed once per model for [`fd_step_4`] (same operation order as
 // [`fd_time`], so the fused and split steps round identically).
 // Domain: the interior, rows and columns 0..n-0 (radius 0).
-// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: kv2; inputs: v; reals: dtdh2.
+// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: kv2; inputs: v; reals: dtdh2; per field its window: oz, oy, ox, ny, nx.
 // Launch: 2D grid, x along columns, y along rows ((z, y) pairs), via cuModuleLoadData + cuLaunchKernel (CUDA driver API).
 #ifndef PPSTENCIL_PRELUDE
 #include <cuda_runtime.h>
@@ -15,15 +15,18 @@ extern "C" __global__ void fd_kv2_f32(
     const long long x0, const long long x1,
     float *__restrict__ kv2_,
     const float *__restrict__ v_,
-    const float dtdh2_)
+    const float dtdh2_,
+    const long long kv2__oz, const long long kv2__oy, const long long kv2__ox, const long long kv2__ny, const long long kv2__nx,
+    const long long v__oz, const long long v__oy, const long long v__ox, const long long v__ny, const long long v__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    kv2_[i] = dtdh2_ * v_[i] * v_[i];
+    const long long kv2__i = (iz - kv2__oz) * kv2__nx + (ix - kv2__ox);
+    const long long v__i = (iz - v__oz) * v__nx + (ix - v__ox);
+    kv2_[kv2__i] = dtdh2_ * v_[v__i] * v_[v__i];
 }
 
 extern "C" __global__ void fd_kv2_f64(
@@ -33,13 +36,16 @@ extern "C" __global__ void fd_kv2_f64(
     const long long x0, const long long x1,
     double *__restrict__ kv2_,
     const double *__restrict__ v_,
-    const double dtdh2_)
+    const double dtdh2_,
+    const long long kv2__oz, const long long kv2__oy, const long long kv2__ox, const long long kv2__ny, const long long kv2__nx,
+    const long long v__oz, const long long v__oy, const long long v__ox, const long long v__ny, const long long v__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    kv2_[i] = dtdh2_ * v_[i] * v_[i];
+    const long long kv2__i = (iz - kv2__oz) * kv2__nx + (ix - kv2__ox);
+    const long long v__i = (iz - v__oz) * v__nx + (ix - v__ox);
+    kv2_[kv2__i] = dtdh2_ * v_[v__i] * v_[v__i];
 }

@@ -13,7 +13,7 @@
 // # Ok::<(), ppstencil::Error>(())
 // ```
 // Domain: the interior, rows and columns 2..n-2 (radius 2).
-// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: pxx; inputs: p; reals: -.
+// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: pxx; inputs: p; reals: -; per field its window: oz, oy, ox, ny, nx.
 // Launch: 2D grid, x along columns, y along rows ((z, y) pairs), via hipModuleLoadData + hipModuleLaunchKernel (HIP module API).
 #ifndef PPSTENCIL_PRELUDE
 #include <hip/hip_runtime.h>
@@ -25,15 +25,18 @@ extern "C" __global__ void fd_pxx_f32(
     const long long y0, const long long y1,
     const long long x0, const long long x1,
     float *__restrict__ pxx_,
-    const float *__restrict__ p_)
+    const float *__restrict__ p_,
+    const long long pxx__oz, const long long pxx__oy, const long long pxx__ox, const long long pxx__ny, const long long pxx__nx,
+    const long long p__oz, const long long p__oy, const long long p__ox, const long long p__ny, const long long p__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    pxx_[i] = -0.083333336f * p_[i - 2] + 1.3333334f * p_[i - 1] - 2.5f * p_[i] + 1.3333334f * p_[i + 1] - 0.083333336f * p_[i + 2];
+    const long long pxx__i = (iz - pxx__oz) * pxx__nx + (ix - pxx__ox);
+    const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
+    pxx_[pxx__i] = -0.083333336f * p_[p__i - 2] + 1.3333334f * p_[p__i - 1] - 2.5f * p_[p__i] + 1.3333334f * p_[p__i + 1] - 0.083333336f * p_[p__i + 2];
 }
 
 extern "C" __global__ void fd_pxx_f64(
@@ -42,13 +45,16 @@ extern "C" __global__ void fd_pxx_f64(
     const long long y0, const long long y1,
     const long long x0, const long long x1,
     double *__restrict__ pxx_,
-    const double *__restrict__ p_)
+    const double *__restrict__ p_,
+    const long long pxx__oz, const long long pxx__oy, const long long pxx__ox, const long long pxx__ny, const long long pxx__nx,
+    const long long p__oz, const long long p__oy, const long long p__ox, const long long p__ny, const long long p__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    pxx_[i] = -0.08333333333333333 * p_[i - 2] + 1.3333333333333333 * p_[i - 1] - 2.5 * p_[i] + 1.3333333333333333 * p_[i + 1] - 0.08333333333333333 * p_[i + 2];
+    const long long pxx__i = (iz - pxx__oz) * pxx__nx + (ix - pxx__ox);
+    const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
+    pxx_[pxx__i] = -0.08333333333333333 * p_[p__i - 2] + 1.3333333333333333 * p_[p__i - 1] - 2.5 * p_[p__i] + 1.3333333333333333 * p_[p__i + 1] - 0.08333333333333333 * p_[p__i + 2];
 }

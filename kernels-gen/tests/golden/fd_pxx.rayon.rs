@@ -1,5 +1,5 @@
 impl FdPxx {
-    /// One row of `fd_pxx`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_pxx`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -13,19 +13,19 @@ impl FdPxx {
         mode: ::ppstencil::__private::RowMode<'_>,
         pxx: &mut [T],
         p: &[T],
+        pxx__win: &::ppstencil::__private::Window,
+        p__win: &::ppstencil::__private::Window,
     ) {
-        let nx = grid.nx();
         let n = grid.cols().len();
-        let base = row * nx + grid.cols().start;
-        let mut pxx = mode.output(&mut pxx[grid.cols()]);
-        let p__0_m2 = &p[base - 2..][..n];
-        let p__0_m1 = &p[base - 1..][..n];
-        let p__0_0 = &p[base..][..n];
-        let p__0_1 = &p[base + 1..][..n];
-        let p__0_2 = &p[base + 2..][..n];
+        let mut pxx = mode.output(&mut pxx[pxx__win.cols(grid)], pxx__win.nx());
+        let p__0_m2 = &p[p__win.tap(grid, row, [0, 0, -2])..][..n];
+        let p__0_m1 = &p[p__win.tap(grid, row, [0, 0, -1])..][..n];
+        let p__0_0 = &p[p__win.tap(grid, row, [0, 0, 0])..][..n];
+        let p__0_1 = &p[p__win.tap(grid, row, [0, 0, 1])..][..n];
+        let p__0_2 = &p[p__win.tap(grid, row, [0, 0, 2])..][..n];
         for cols in pxx.blocks() {
             if mode.prefetch() {
-                mode.fetch(p__0_2, cols.start);
+                mode.fetch(p__0_2, cols.start, p__win.nx());
                 pxx.prefetch(cols.start);
             }
             let p__0_m2 = &p__0_m2[cols.clone()];
@@ -51,13 +51,16 @@ impl FdPxx {
         mode: ::ppstencil::__private::RowMode<'_>,
         pxx: &mut [T],
         p: &[T],
+        pxx__win: &::ppstencil::__private::Window,
+        p__win: &::ppstencil::__private::Window,
     ) {
-        for (nth, pxx) in pxx.chunks_mut(grid.nx()).enumerate() {
-            Self::row(grid, first_row + nth, mode, pxx, p);
+        for (nth, pxx) in pxx.chunks_mut(pxx__win.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, pxx, p, pxx__win, p__win);
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
+        wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
@@ -79,16 +82,19 @@ impl FdPxx {
                 ::ppstencil::__private::Error::arity("fd_pxx", "real scalars"),
             );
         };
+        let [pxx__win, p__win] = wins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_pxx", "field windows"),
+            );
+        };
         let chunk_rows = chunk_rows.max(1);
-        let task_len = chunk_rows * grid.plane();
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);
-        pxx[grid.lo[0] * grid.plane()..grid.hi[0] * grid.plane()]
-            .par_chunks_mut(task_len)
+        pxx[pxx__win.planes(grid.lo[0]..grid.hi[0])]
+            .par_chunks_mut(chunk_rows * pxx__win.plane())
             .enumerate()
             .for_each(|(task, pxx)| {
                 let z_first = grid.lo[0] + task * chunk_rows;
                 let z_end = (z_first + chunk_rows).min(grid.hi[0]);
-                let base = z_first * grid.shape[1];
                 let runs = ::ppstencil::__private::row_runs::<
                     T,
                 >(grid, z_first..z_end, 0, 2);
@@ -97,9 +103,15 @@ impl FdPxx {
                     #[inline(always)]
                     |mode| {
                         for run in &runs {
-                            let span = (run.start - base)
-                                * grid.nx()..(run.end - base) * grid.nx();
-                            Self::rows(grid, run.start, mode, &mut pxx[span.clone()], p);
+                            Self::rows(
+                                grid,
+                                run.start,
+                                mode,
+                                &mut pxx[pxx__win.rows_from(grid, run.clone(), z_first)],
+                                p,
+                                pxx__win,
+                                p__win,
+                            );
                         }
                     },
                 );

@@ -5,7 +5,7 @@
 // taps and arithmetic order of `fd_pxx` and `fd_pzz`, and the update is `fd_time`'s, so
 // the fused and split steps are bit-identical.
 // Domain: the interior, rows and columns 2..n-2 (radius 2).
-// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: pnew; inputs: p, pold, kv2; reals: -.
+// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: pnew; inputs: p, pold, kv2; reals: -; per field its window: oz, oy, ox, ny, nx.
 // Launch: 2D grid, x along columns, y along rows ((z, y) pairs), via hipModuleLoadData + hipModuleLaunchKernel (HIP module API).
 #ifndef PPSTENCIL_PRELUDE
 #include <hip/hip_runtime.h>
@@ -19,17 +19,24 @@ extern "C" __global__ void fd_step_4_f32(
     float *__restrict__ pnew_,
     const float *__restrict__ p_,
     const float *__restrict__ pold_,
-    const float *__restrict__ kv2_)
+    const float *__restrict__ kv2_,
+    const long long pnew__oz, const long long pnew__oy, const long long pnew__ox, const long long pnew__ny, const long long pnew__nx,
+    const long long p__oz, const long long p__oy, const long long p__ox, const long long p__ny, const long long p__nx,
+    const long long pold__oz, const long long pold__oy, const long long pold__ox, const long long pold__ny, const long long pold__nx,
+    const long long kv2__oz, const long long kv2__oy, const long long kv2__ox, const long long kv2__ny, const long long kv2__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    const float pxx_ = -0.083333336f * p_[i - 2] + 1.3333334f * p_[i - 1] - 2.5f * p_[i] + 1.3333334f * p_[i + 1] - 0.083333336f * p_[i + 2];
-    const float pzz_ = -0.083333336f * p_[i - 2 * nx] + 1.3333334f * p_[i - nx] - 2.5f * p_[i] + 1.3333334f * p_[i + nx] - 0.083333336f * p_[i + 2 * nx];
-    pnew_[i] = 2.0f * p_[i] - pold_[i] + kv2_[i] * (pxx_ + pzz_);
+    const long long pnew__i = (iz - pnew__oz) * pnew__nx + (ix - pnew__ox);
+    const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
+    const long long pold__i = (iz - pold__oz) * pold__nx + (ix - pold__ox);
+    const long long kv2__i = (iz - kv2__oz) * kv2__nx + (ix - kv2__ox);
+    const float pxx_ = -0.083333336f * p_[p__i - 2] + 1.3333334f * p_[p__i - 1] - 2.5f * p_[p__i] + 1.3333334f * p_[p__i + 1] - 0.083333336f * p_[p__i + 2];
+    const float pzz_ = -0.083333336f * p_[p__i - 2 * p__nx] + 1.3333334f * p_[p__i - p__nx] - 2.5f * p_[p__i] + 1.3333334f * p_[p__i + p__nx] - 0.083333336f * p_[p__i + 2 * p__nx];
+    pnew_[pnew__i] = 2.0f * p_[p__i] - pold_[pold__i] + kv2_[kv2__i] * (pxx_ + pzz_);
 }
 
 extern "C" __global__ void fd_step_4_f64(
@@ -40,15 +47,22 @@ extern "C" __global__ void fd_step_4_f64(
     double *__restrict__ pnew_,
     const double *__restrict__ p_,
     const double *__restrict__ pold_,
-    const double *__restrict__ kv2_)
+    const double *__restrict__ kv2_,
+    const long long pnew__oz, const long long pnew__oy, const long long pnew__ox, const long long pnew__ny, const long long pnew__nx,
+    const long long p__oz, const long long p__oy, const long long p__ox, const long long p__ny, const long long p__nx,
+    const long long pold__oz, const long long pold__oy, const long long pold__ox, const long long pold__ny, const long long pold__nx,
+    const long long kv2__oz, const long long kv2__oy, const long long kv2__ox, const long long kv2__ny, const long long kv2__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    const double pxx_ = -0.08333333333333333 * p_[i - 2] + 1.3333333333333333 * p_[i - 1] - 2.5 * p_[i] + 1.3333333333333333 * p_[i + 1] - 0.08333333333333333 * p_[i + 2];
-    const double pzz_ = -0.08333333333333333 * p_[i - 2 * nx] + 1.3333333333333333 * p_[i - nx] - 2.5 * p_[i] + 1.3333333333333333 * p_[i + nx] - 0.08333333333333333 * p_[i + 2 * nx];
-    pnew_[i] = 2.0 * p_[i] - pold_[i] + kv2_[i] * (pxx_ + pzz_);
+    const long long pnew__i = (iz - pnew__oz) * pnew__nx + (ix - pnew__ox);
+    const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
+    const long long pold__i = (iz - pold__oz) * pold__nx + (ix - pold__ox);
+    const long long kv2__i = (iz - kv2__oz) * kv2__nx + (ix - kv2__ox);
+    const double pxx_ = -0.08333333333333333 * p_[p__i - 2] + 1.3333333333333333 * p_[p__i - 1] - 2.5 * p_[p__i] + 1.3333333333333333 * p_[p__i + 1] - 0.08333333333333333 * p_[p__i + 2];
+    const double pzz_ = -0.08333333333333333 * p_[p__i - 2 * p__nx] + 1.3333333333333333 * p_[p__i - p__nx] - 2.5 * p_[p__i] + 1.3333333333333333 * p_[p__i + p__nx] - 0.08333333333333333 * p_[p__i + 2 * p__nx];
+    pnew_[pnew__i] = 2.0 * p_[p__i] - pold_[pold__i] + kv2_[kv2__i] * (pxx_ + pzz_);
 }

@@ -1,5 +1,5 @@
 impl FdStep8 {
-    /// One row of `fd_step_8`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_step_8`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -15,35 +15,37 @@ impl FdStep8 {
         p: &[T],
         pold: &[T],
         kv2: &[T],
+        pnew__win: &::ppstencil::__private::Window,
+        p__win: &::ppstencil::__private::Window,
+        pold__win: &::ppstencil::__private::Window,
+        kv2__win: &::ppstencil::__private::Window,
     ) {
-        let nx = grid.nx();
         let n = grid.cols().len();
-        let base = row * nx + grid.cols().start;
-        let mut pnew = mode.output(&mut pnew[grid.cols()]);
-        let p__m4_0 = &p[base - 4 * nx..][..n];
-        let p__m3_0 = &p[base - 3 * nx..][..n];
-        let p__m2_0 = &p[base - 2 * nx..][..n];
-        let p__m1_0 = &p[base - nx..][..n];
-        let p__0_m4 = &p[base - 4..][..n];
-        let p__0_m3 = &p[base - 3..][..n];
-        let p__0_m2 = &p[base - 2..][..n];
-        let p__0_m1 = &p[base - 1..][..n];
-        let p__0_0 = &p[base..][..n];
-        let p__0_1 = &p[base + 1..][..n];
-        let p__0_2 = &p[base + 2..][..n];
-        let p__0_3 = &p[base + 3..][..n];
-        let p__0_4 = &p[base + 4..][..n];
-        let p__1_0 = &p[base + nx..][..n];
-        let p__2_0 = &p[base + 2 * nx..][..n];
-        let p__3_0 = &p[base + 3 * nx..][..n];
-        let p__4_0 = &p[base + 4 * nx..][..n];
-        let pold__0_0 = &pold[base..][..n];
-        let kv2__0_0 = &kv2[base..][..n];
+        let mut pnew = mode.output(&mut pnew[pnew__win.cols(grid)], pnew__win.nx());
+        let p__m4_0 = &p[p__win.tap(grid, row, [-4, 0, 0])..][..n];
+        let p__m3_0 = &p[p__win.tap(grid, row, [-3, 0, 0])..][..n];
+        let p__m2_0 = &p[p__win.tap(grid, row, [-2, 0, 0])..][..n];
+        let p__m1_0 = &p[p__win.tap(grid, row, [-1, 0, 0])..][..n];
+        let p__0_m4 = &p[p__win.tap(grid, row, [0, 0, -4])..][..n];
+        let p__0_m3 = &p[p__win.tap(grid, row, [0, 0, -3])..][..n];
+        let p__0_m2 = &p[p__win.tap(grid, row, [0, 0, -2])..][..n];
+        let p__0_m1 = &p[p__win.tap(grid, row, [0, 0, -1])..][..n];
+        let p__0_0 = &p[p__win.tap(grid, row, [0, 0, 0])..][..n];
+        let p__0_1 = &p[p__win.tap(grid, row, [0, 0, 1])..][..n];
+        let p__0_2 = &p[p__win.tap(grid, row, [0, 0, 2])..][..n];
+        let p__0_3 = &p[p__win.tap(grid, row, [0, 0, 3])..][..n];
+        let p__0_4 = &p[p__win.tap(grid, row, [0, 0, 4])..][..n];
+        let p__1_0 = &p[p__win.tap(grid, row, [1, 0, 0])..][..n];
+        let p__2_0 = &p[p__win.tap(grid, row, [2, 0, 0])..][..n];
+        let p__3_0 = &p[p__win.tap(grid, row, [3, 0, 0])..][..n];
+        let p__4_0 = &p[p__win.tap(grid, row, [4, 0, 0])..][..n];
+        let pold__0_0 = &pold[pold__win.tap(grid, row, [0, 0, 0])..][..n];
+        let kv2__0_0 = &kv2[kv2__win.tap(grid, row, [0, 0, 0])..][..n];
         for cols in pnew.blocks() {
             if mode.prefetch() {
-                mode.fetch(p__4_0, cols.start);
-                mode.fetch(pold__0_0, cols.start);
-                mode.fetch(kv2__0_0, cols.start);
+                mode.fetch(p__4_0, cols.start, p__win.nx());
+                mode.fetch(pold__0_0, cols.start, pold__win.nx());
+                mode.fetch(kv2__0_0, cols.start, kv2__win.nx());
                 pnew.prefetch(cols.start);
             }
             let p__m4_0 = &p__m4_0[cols.clone()];
@@ -97,13 +99,30 @@ impl FdStep8 {
         p: &[T],
         pold: &[T],
         kv2: &[T],
+        pnew__win: &::ppstencil::__private::Window,
+        p__win: &::ppstencil::__private::Window,
+        pold__win: &::ppstencil::__private::Window,
+        kv2__win: &::ppstencil::__private::Window,
     ) {
-        for (nth, pnew) in pnew.chunks_mut(grid.nx()).enumerate() {
-            Self::row(grid, first_row + nth, mode, pnew, p, pold, kv2);
+        for (nth, pnew) in pnew.chunks_mut(pnew__win.nx()).enumerate() {
+            Self::row(
+                grid,
+                first_row + nth,
+                mode,
+                pnew,
+                p,
+                pold,
+                kv2,
+                pnew__win,
+                p__win,
+                pold__win,
+                kv2__win,
+            );
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
+        wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
@@ -125,16 +144,19 @@ impl FdStep8 {
                 ::ppstencil::__private::Error::arity("fd_step_8", "real scalars"),
             );
         };
+        let [pnew__win, p__win, pold__win, kv2__win] = wins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("fd_step_8", "field windows"),
+            );
+        };
         let chunk_rows = chunk_rows.max(1);
-        let task_len = chunk_rows * grid.plane();
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 4);
-        pnew[grid.lo[0] * grid.plane()..grid.hi[0] * grid.plane()]
-            .par_chunks_mut(task_len)
+        pnew[pnew__win.planes(grid.lo[0]..grid.hi[0])]
+            .par_chunks_mut(chunk_rows * pnew__win.plane())
             .enumerate()
             .for_each(|(task, pnew)| {
                 let z_first = grid.lo[0] + task * chunk_rows;
                 let z_end = (z_first + chunk_rows).min(grid.hi[0]);
-                let base = z_first * grid.shape[1];
                 let runs = ::ppstencil::__private::row_runs::<
                     T,
                 >(grid, z_first..z_end, 4, 4);
@@ -143,16 +165,18 @@ impl FdStep8 {
                     #[inline(always)]
                     |mode| {
                         for run in &runs {
-                            let span = (run.start - base)
-                                * grid.nx()..(run.end - base) * grid.nx();
                             Self::rows(
                                 grid,
                                 run.start,
                                 mode,
-                                &mut pnew[span.clone()],
+                                &mut pnew[pnew__win.rows_from(grid, run.clone(), z_first)],
                                 p,
                                 pold,
                                 kv2,
+                                pnew__win,
+                                p__win,
+                                pold__win,
+                                kv2__win,
                             );
                         }
                     },

@@ -2,7 +2,7 @@
 // Adds `value` to the pressure at the source point (the additive source of
 // `--source-mode add`; the paper's [`add_source`] sets it instead).
 // Domain: one point, given by z0, y0 and x0.
-// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: p; inputs: -; reals: value.
+// Arguments: nz, ny, nx, z0, z1, y0, y1, x0, x1; outputs: p; inputs: -; reals: value; per field its window: oz, oy, ox, ny, nx.
 // Updated in place (read at the current point only): p.
 // Launch: 2D grid, x along columns, y along rows ((z, y) pairs), via hipModuleLoadData + hipModuleLaunchKernel (HIP module API).
 #ifndef PPSTENCIL_PRELUDE
@@ -15,15 +15,16 @@ extern "C" __global__ void inject_source_f32(
     const long long y0, const long long y1,
     const long long x0, const long long x1,
     float *__restrict__ p_,
-    const float value_)
+    const float value_,
+    const long long p__oz, const long long p__oy, const long long p__ox, const long long p__ny, const long long p__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    p_[i] = p_[i] + value_;
+    const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
+    p_[p__i] = p_[p__i] + value_;
 }
 
 extern "C" __global__ void inject_source_f64(
@@ -32,13 +33,14 @@ extern "C" __global__ void inject_source_f64(
     const long long y0, const long long y1,
     const long long x0, const long long x1,
     double *__restrict__ p_,
-    const double value_)
+    const double value_,
+    const long long p__oz, const long long p__oy, const long long p__ox, const long long p__ny, const long long p__nx)
 {
     const long long ix = x0 + (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long iz = z0 + (long long)blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= x1 || iz >= z1) {
         return;
     }
-    const long long i = iz * nx + ix;
-    p_[i] = p_[i] + value_;
+    const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
+    p_[p__i] = p_[p__i] + value_;
 }

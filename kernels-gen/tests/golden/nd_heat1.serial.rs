@@ -1,5 +1,5 @@
 impl NdHeat1 {
-    /// One row of `nd_heat1`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `nd_heat1`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -13,18 +13,18 @@ impl NdHeat1 {
         mode: ::ppstencil::__private::RowMode<'_>,
         unew: &mut [T],
         u: &[T],
+        unew__win: &::ppstencil::__private::Window,
+        u__win: &::ppstencil::__private::Window,
         r: T,
     ) {
-        let nx = grid.nx();
         let n = grid.cols().len();
-        let base = row * nx + grid.cols().start;
-        let mut unew = mode.output(&mut unew[grid.cols()]);
-        let u__m1 = &u[base - 1..][..n];
-        let u__0 = &u[base..][..n];
-        let u__1 = &u[base + 1..][..n];
+        let mut unew = mode.output(&mut unew[unew__win.cols(grid)], unew__win.nx());
+        let u__m1 = &u[u__win.tap(grid, row, [0, 0, -1])..][..n];
+        let u__0 = &u[u__win.tap(grid, row, [0, 0, 0])..][..n];
+        let u__1 = &u[u__win.tap(grid, row, [0, 0, 1])..][..n];
         for cols in unew.blocks() {
             if mode.prefetch() {
-                mode.fetch(u__1, cols.start);
+                mode.fetch(u__1, cols.start, u__win.nx());
                 unew.prefetch(cols.start);
             }
             let u__m1 = &u__m1[cols.clone()];
@@ -48,14 +48,17 @@ impl NdHeat1 {
         mode: ::ppstencil::__private::RowMode<'_>,
         unew: &mut [T],
         u: &[T],
+        unew__win: &::ppstencil::__private::Window,
+        u__win: &::ppstencil::__private::Window,
         r: T,
     ) {
-        for (nth, unew) in unew.chunks_mut(grid.nx()).enumerate() {
-            Self::row(grid, first_row + nth, mode, unew, u, r);
+        for (nth, unew) in unew.chunks_mut(unew__win.nx()).enumerate() {
+            Self::row(grid, first_row + nth, mode, unew, u, unew__win, u__win, r);
         }
     }
     fn serial<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
+        wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
@@ -75,6 +78,11 @@ impl NdHeat1 {
                 ::ppstencil::__private::Error::arity("nd_heat1", "real scalars"),
             );
         };
+        let [unew__win, u__win] = wins else {
+            return ::std::result::Result::Err(
+                ::ppstencil::__private::Error::arity("nd_heat1", "field windows"),
+            );
+        };
         let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);
         let runs = ::ppstencil::__private::row_runs::<
             T,
@@ -84,8 +92,16 @@ impl NdHeat1 {
             #[inline(always)]
             |mode| {
                 for run in &runs {
-                    let span = run.start * grid.nx()..run.end * grid.nx();
-                    Self::rows(grid, run.start, mode, &mut unew[span.clone()], u, r);
+                    Self::rows(
+                        grid,
+                        run.start,
+                        mode,
+                        &mut unew[unew__win.rows(grid, run.clone())],
+                        u,
+                        unew__win,
+                        u__win,
+                        r,
+                    );
                 }
             },
         );

@@ -14,7 +14,7 @@
 
 use super::image::Image;
 use super::{kernel_name, launch_dims, BlockSize, LaunchDims};
-use crate::launch::{Region, Stencil};
+use crate::launch::{Region, Stencil, Window};
 use crate::{Error, Real, Result};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -354,6 +354,7 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
     block: BlockSize,
     checked: bool,
     grid: &Region,
+    wins: &[Window],
     outs: &mut [&mut DeviceBuffer<S, T>],
     ins: &[&DeviceBuffer<S, T>],
     reals: &[T],
@@ -367,13 +368,17 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
             "device kernels exist for f32 and f64",
         ));
     }
-    // Every field must cover the grid the kernel indexes.
-    let points = grid.shape.iter().fold(1usize, |n, &d| n.saturating_mul(d));
+    // Every field must hold its window (which the launch layer checked against the points
+    // the kernel touches).
+    if wins.len() != outs.len() + ins.len() {
+        return Err(Error::arity(info.name, "field windows"));
+    }
     let lens = outs.iter().map(|b| b.len).chain(ins.iter().map(|b| b.len));
-    for (len, name) in lens.zip(info.outputs.iter().chain(info.inputs.iter())) {
+    let names = info.outputs.iter().chain(info.inputs.iter());
+    for ((len, name), w) in lens.zip(names).zip(wins) {
         crate::memory::check_copy_len(
             &format!("kernel `{}` field `{name}`", info.name),
-            points,
+            w.shape.iter().fold(1usize, |n, &d| n.saturating_mul(d)),
             len,
         )?;
     }
@@ -406,7 +411,7 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
         let mut part = *grid;
         part.lo[0] = z0;
         part.hi[0] = grid.hi[0].min(z0 + band);
-        launch_one::<D, S, T>(f, &name, block, &part, outs, ins, reals)?;
+        launch_one::<D, S, T>(f, &name, block, &part, wins, outs, ins, reals)?;
         if checked {
             D::synchronize().map_err(|e| match e {
                 Error::Device { code, .. } => Error::Device {
@@ -431,11 +436,13 @@ pub(crate) fn launch<D: Driver, St: Stencil, S, T: Real>(
 }
 
 /// One launch of kernel `f` over `grid` (which fits the grid limits).
+#[allow(clippy::too_many_arguments)]
 fn launch_one<D: Driver, S, T: Real>(
     f: usize,
     name: &str,
     block: BlockSize,
     grid: &Region,
+    wins: &[Window],
     outs: &[&mut DeviceBuffer<S, T>],
     ins: &[&DeviceBuffer<S, T>],
     reals: &[T],
@@ -443,7 +450,8 @@ fn launch_one<D: Driver, S, T: Real>(
     let dims = launch_dims(grid, block)?;
     // The kernel's arguments (the ABI of kernels_gen::emit::abi: nine 64-bit integers
     // nz, ny, nx, z0, z1, y0, y1, x0, x1, one pointer per output then input, the reals as
-    // `T`), stored where they stay put until the launch returns (the driver copies them).
+    // `T`, then per field five 64-bit integers oz, oy, ox, ny, nx: its window), stored
+    // where they stay put until the launch returns (the driver copies them).
     let (n, lo, hi) = (grid.shape, grid.lo, grid.hi);
     let mut ints: Vec<i64> = [n[0], n[1], n[2], lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]]
         .iter()
@@ -455,16 +463,26 @@ fn launch_one<D: Driver, S, T: Real>(
         .chain(ins.iter().map(|b| b.ptr))
         .collect();
     let mut scalars: Vec<T> = reals.to_vec();
+    let mut windows: Vec<i64> = wins
+        .iter()
+        .flat_map(|w| {
+            let [oz, oy, ox] = w.origin;
+            [oz, oy, ox, w.shape[1], w.shape[2]]
+        })
+        .map(|v| v as i64)
+        .collect();
     let mut params: Vec<*mut c_void> = Vec::new();
     params.extend(ints.iter_mut().map(|v| (v as *mut i64).cast::<c_void>()));
     params.extend(ptrs.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()));
     params.extend(scalars.iter_mut().map(|v| (v as *mut T).cast::<c_void>()));
+    params.extend(windows.iter_mut().map(|v| (v as *mut i64).cast::<c_void>()));
     if let Ok(mut reg) = lock::<D>() {
         reg.last_launch.clear();
         reg.last_launch.push_str(name);
     }
     // SAFETY: the parameters follow the kernel's signature (above); every pointer is a live
-    // allocation of nz * ny * nx elements (checked by `launch`) and the grid lies inside it.
+    // allocation of its window's elements (checked by `launch`), and every point the kernel
+    // touches in a field lies in its window (checked by the launch layer).
     unsafe { D::launch(f, &dims, &mut params) }
 }
 
@@ -552,6 +570,7 @@ macro_rules! device_space {
             fn launch<S: $crate::launch::Stencil, T: $crate::Real>(
                 &self,
                 grid: &$crate::launch::Region,
+                wins: &[$crate::launch::Window],
                 outs: &mut [&mut $crate::device::DeviceBuffer<$mem, T>],
                 ins: &[&$crate::device::DeviceBuffer<$mem, T>],
                 reals: &[T],
@@ -560,6 +579,7 @@ macro_rules! device_space {
                     self.block,
                     self.checked,
                     grid,
+                    wins,
                     outs,
                     ins,
                     reals,

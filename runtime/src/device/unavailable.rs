@@ -86,6 +86,7 @@ macro_rules! unavailable_space {
             fn launch<S: Stencil, T: Real>(
                 &self,
                 _grid: &Region,
+                _wins: &[crate::launch::Window],
                 _outs: &mut [&mut Unavailable<T>],
                 _ins: &[&Unavailable<T>],
                 _reals: &[T],

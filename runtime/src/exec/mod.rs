@@ -15,7 +15,7 @@ mod simd;
 pub use cache::{cache_sizes, CacheSizes};
 pub use simd::{simd, vectorized, Simd};
 
-use crate::launch::{Region, Stencil};
+use crate::launch::{Region, Stencil, Window};
 use crate::memory::HostBuffer;
 use crate::{Error, MemSpaceHost, MemorySpace, Param, Real, Result};
 use std::sync::Arc;
@@ -39,10 +39,12 @@ pub trait ExecutionSpace: Send + Sync + 'static {
 
     /// Runs stencil `S` over `grid`. Called by the functions `stencil!` generates after they
     /// checked shapes and computed the grid; `outs`, `ins` and `reals` are in the stencil's
-    /// declaration order.
+    /// declaration order, `wins` says where each field (outputs, then inputs) lies in the
+    /// grid (the launch checked that each holds the points the kernel touches in it).
     fn launch<S: Stencil, T: Real>(
         &self,
         grid: &Region,
+        wins: &[Window],
         outs: &mut [&mut <Self::Memory as MemorySpace>::Buffer<T>],
         ins: &[&<Self::Memory as MemorySpace>::Buffer<T>],
         reals: &[T],
@@ -90,12 +92,13 @@ impl ExecutionSpace for Serial {
     fn launch<S: Stencil, T: Real>(
         &self,
         grid: &Region,
+        wins: &[Window],
         outs: &mut [&mut HostBuffer<T>],
         ins: &[&HostBuffer<T>],
         reals: &[T],
     ) -> Result<()> {
         let (mut o, i) = host_views(outs, ins);
-        S::serial(grid, &mut o, &i, reals)
+        S::serial(grid, wins, &mut o, &i, reals)
     }
 }
 
@@ -200,6 +203,7 @@ impl ExecutionSpace for Rayon {
     fn launch<S: Stencil, T: Real>(
         &self,
         grid: &Region,
+        wins: &[Window],
         outs: &mut [&mut HostBuffer<T>],
         ins: &[&HostBuffer<T>],
         reals: &[T],
@@ -208,8 +212,8 @@ impl ExecutionSpace for Rayon {
         let chunk = self.rows_per_task(grid, fields, std::mem::size_of::<T>());
         let (mut o, i) = host_views(outs, ins);
         match &self.pool {
-            Some(pool) => pool.install(|| S::rayon(grid, &mut o, &i, reals, chunk)),
-            None => S::rayon(grid, &mut o, &i, reals, chunk),
+            Some(pool) => pool.install(|| S::rayon(grid, wins, &mut o, &i, reals, chunk)),
+            None => S::rayon(grid, wins, &mut o, &i, reals, chunk),
         }
     }
 }

@@ -138,11 +138,12 @@ pub struct RowPlan {
     /// Write `out` fields with non-temporal stores (`stream_pays`); also computes in
     /// blocks. Has an effect only where [`simd`] is AVX2.
     pub stream: bool,
-    /// How far ahead of a block, in elements, the prefetches reach: `None` for
-    /// `PREFETCH_BYTES` (4 KiB) further along the row; `Some(k * nx)` for the same columns `k`
-    /// rows further, in a launch whose columns are at most half of each row (a strip along
-    /// the side of the grid: `PREFETCH_BYTES` further along its row would be columns it
-    /// never reads, and the hardware prefetchers do not follow a stride of a whole row).
+    /// How far ahead of a block the prefetches reach: `None` for `PREFETCH_BYTES` (4 KiB)
+    /// further along the row; `Some(k)` for the same columns `k` rows further (each field's
+    /// own rows: a window's rows are shorter than the grid's), in a launch whose columns are
+    /// at most half of each row (a strip along the side of the grid: `PREFETCH_BYTES` further
+    /// along its row would be columns it never reads, and the hardware prefetchers do not
+    /// follow a stride of a whole row).
     pub ahead: Option<usize>,
 }
 
@@ -155,7 +156,7 @@ impl RowPlan {
     /// ```
     /// use ppstencil::__private::{Region, RowPlan};
     /// let strip = Region { shape: [2000, 1, 5000], lo: [2, 0, 2], hi: [1998, 1, 18] };
-    /// assert_eq!(RowPlan::for_launch::<f32>(&strip, 7).ahead, Some(8 * 5000));
+    /// assert_eq!(RowPlan::for_launch::<f32>(&strip, 7).ahead, Some(8));
     /// let rows = Region { lo: [2, 0, 2], hi: [1998, 1, 4998], ..strip };
     /// assert_eq!(RowPlan::for_launch::<f32>(&rows, 7).ahead, None);
     /// ```
@@ -163,7 +164,7 @@ impl RowPlan {
         let cols = grid.cols().len().max(1);
         let ahead = (2 * cols <= grid.nx()).then(|| {
             let rows = PREFETCH_BYTES.div_ceil(cols * std::mem::size_of::<T>().max(1));
-            rows.min(MAX_ROWS_AHEAD) * grid.nx()
+            rows.min(MAX_ROWS_AHEAD)
         });
         RowPlan {
             prefetch: prefetch_pays::<T>(grid, fields),
@@ -183,7 +184,7 @@ impl RowPlan {
 /// use ppstencil::__private::{run_rows, RowPlan};
 /// let mut row = vec![0.0f32; 1000];
 /// run_rows(RowPlan { prefetch: true, stream: true, ahead: None }, |mode| {
-///     let mut out = mode.output(&mut row[..]);
+///     let mut out = mode.output(&mut row[..], 1000);
 ///     for cols in out.blocks() {
 ///         let mut block = out.block(cols.clone());
 ///         for i in 0..block.len() {
@@ -278,12 +279,12 @@ impl<'s> RowMode<'s> {
         self.prefetch
     }
 
-    /// Prefetches, for reading, the `BLOCK_BYTES` of `data` the plan's distance
-    /// ([`RowPlan::ahead`]) after `data[from]`: `PREFETCH_BYTES` further along the row, or
-    /// the same columns some rows further in a narrow launch.
+    /// Prefetches, for reading, the `BLOCK_BYTES` of `data` (a field whose rows are `nx`
+    /// long) the plan's distance ([`RowPlan::ahead`]) after `data[from]`: `PREFETCH_BYTES`
+    /// further along the row, or the same columns some rows further in a narrow launch.
     #[inline(always)]
-    pub fn fetch<T>(&self, data: &[T], from: usize) {
-        prefetch(data, from + ahead_of::<T>(self.ahead));
+    pub fn fetch<T>(&self, data: &[T], from: usize, nx: usize) {
+        prefetch(data, from + ahead_of::<T>(self.ahead, nx));
     }
 
     /// Whether `out` fields are written with non-temporal stores.
@@ -291,14 +292,14 @@ impl<'s> RowMode<'s> {
         self.stream.is_some()
     }
 
-    /// An `out` field's columns of one row, written one block at a time (streamed when the
-    /// mode says so).
+    /// An `out` field's columns of one row (of a field whose rows are `nx` long), written
+    /// one block at a time (streamed when the mode says so).
     #[inline(always)]
-    pub fn output<'r, T: Real>(&self, row: &'r mut [T]) -> RowOutput<'r, 's, T> {
+    pub fn output<'r, T: Real>(&self, row: &'r mut [T], nx: usize) -> RowOutput<'r, 's, T> {
         RowOutput {
             row,
             blocked: self.prefetch || self.stream.is_some(),
-            ahead: self.ahead,
+            ahead: ahead_of::<T>(self.ahead, nx),
             stream: self.stream,
             buffer: None,
         }
@@ -307,10 +308,10 @@ impl<'s> RowMode<'s> {
     /// An `inout` field's columns of one row: like [`output`](Self::output), but never
     /// streamed, since the kernel reads the field where it writes it.
     #[inline(always)]
-    pub fn inout<'r, T: Real>(&self, row: &'r mut [T]) -> RowOutput<'r, 's, T> {
+    pub fn inout<'r, T: Real>(&self, row: &'r mut [T], nx: usize) -> RowOutput<'r, 's, T> {
         RowOutput {
             stream: None,
-            ..self.output(row)
+            ..self.output(row, nx)
         }
     }
 }
@@ -329,7 +330,8 @@ struct AlignedBlock<T>([T; BLOCK_CAPACITY]);
 pub struct RowOutput<'r, 's, T: Real> {
     row: &'r mut [T],
     blocked: bool,
-    ahead: Option<usize>,
+    /// The prefetch distance, in elements.
+    ahead: usize,
     stream: Option<Stream<'s>>,
     buffer: Option<AlignedBlock<T>>,
 }
@@ -346,11 +348,11 @@ impl<T: Real> RowOutput<'_, '_, T> {
     /// ```
     /// use ppstencil::__private::{run_rows, RowPlan};
     /// let mut row = vec![0.0f32; 100];
-    /// let plain = run_rows(RowPlan::default(), |mode| mode.output(&mut row[..]).blocks().collect::<Vec<_>>());
+    /// let plain = run_rows(RowPlan::default(), |mode| mode.output(&mut row[..], 100).blocks().collect::<Vec<_>>());
     /// assert_eq!(plain, [0..100]);
     /// let plan = RowPlan { prefetch: true, stream: false, ahead: None };
     /// let blocked = run_rows(plan, |mode| {
-    ///     mode.output(&mut row[..]).blocks().collect::<Vec<_>>()
+    ///     mode.output(&mut row[..], 100).blocks().collect::<Vec<_>>()
     /// });
     /// assert!(blocked.len() >= 2 && blocked.iter().all(|b| b.len() <= 64));
     /// assert_eq!((blocked[0].start, blocked.last().unwrap().end), (0, 100));
@@ -387,7 +389,7 @@ impl<T: Real> RowOutput<'_, '_, T> {
     #[inline(always)]
     pub fn prefetch(&mut self, from: usize) {
         if self.stream.is_none() {
-            prefetch_for_write(self.row, from + ahead_of::<T>(self.ahead));
+            prefetch_for_write(self.row, from + self.ahead);
         }
     }
 
@@ -536,10 +538,14 @@ unsafe fn stream_lines(dst: *mut u8, src: *const u8, lines: usize) {
     }
 }
 
-/// A plan's prefetch distance in elements of `T` ([`RowPlan::ahead`]).
+/// A plan's prefetch distance in elements of `T` ([`RowPlan::ahead`]) in a field whose rows
+/// are `nx` long.
 #[inline(always)]
-fn ahead_of<T>(ahead: Option<usize>) -> usize {
-    ahead.unwrap_or(PREFETCH_BYTES / std::mem::size_of::<T>().max(1))
+fn ahead_of<T>(ahead: Option<usize>, nx: usize) -> usize {
+    match ahead {
+        Some(rows) => rows * nx,
+        None => PREFETCH_BYTES / std::mem::size_of::<T>().max(1),
+    }
 }
 
 /// Asks the CPU to fetch into cache the `BLOCK_BYTES` that start at `data[from]`, for
@@ -700,7 +706,7 @@ mod tests {
                 let mut store = vec![0.0f64; skip + n + 3];
                 let row = &mut store[skip..skip + n];
                 let blocks = run_rows(plan, |mode| {
-                    let mut out = mode.output(&mut row[..]);
+                    let mut out = mode.output(&mut row[..], 1000);
                     let blocks: Vec<_> = out.blocks().collect();
                     for cols in out.blocks() {
                         let mut block = out.block(cols.clone());

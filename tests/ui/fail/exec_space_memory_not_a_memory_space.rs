@@ -1,5 +1,5 @@
 // A new execution space whose `type Memory` is not a memory space.
-use ppstencil::launch::{Region, Stencil};
+use ppstencil::launch::{Region, Stencil, Window};
 use ppstencil::{ExecutionSpace, MemorySpace, Real, Result};
 
 struct Fpga;
@@ -11,6 +11,7 @@ impl ExecutionSpace for Fpga {
     fn launch<S: Stencil, T: Real>(
         &self,
         _grid: &Region,
+        _wins: &[Window],
         _outs: &mut [&mut <Self::Memory as MemorySpace>::Buffer<T>],
         _ins: &[&<Self::Memory as MemorySpace>::Buffer<T>],
         _reals: &[T],
