@@ -98,6 +98,16 @@ impl Region {
         self.shape[1] * self.shape[2]
     }
 
+    /// Row number `row` (`z * ny + y`) as its plane and row indices.
+    #[inline(always)]
+    pub fn row_at(&self, row: usize) -> RowAt {
+        let ny = self.shape[1];
+        RowAt {
+            z: row / ny,
+            y: row % ny,
+        }
+    }
+
     /// The columns (x indices) computed in every row.
     pub fn cols(&self) -> std::ops::Range<usize> {
         self.lo[2]..self.hi[2]
@@ -106,6 +116,35 @@ impl Region {
     /// Number of rows (`(z, y)` pairs) computed.
     pub fn rows(&self) -> usize {
         (self.hi[0] - self.lo[0]) * (self.hi[1] - self.lo[1])
+    }
+}
+
+/// One row of a grid, `(z, y)`: what a generated row kernel computes (rows are numbered
+/// `z * ny + y`; [`Region::row_at`] converts, [`RowAt::next`] steps to the following row
+/// without a division).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowAt {
+    /// The row's plane (z index; the row index of a 2D grid).
+    pub z: usize,
+    /// The row's index along y (0 in 1D and 2D).
+    pub y: usize,
+}
+
+impl RowAt {
+    /// The next row of `grid` in numbering order.
+    #[inline(always)]
+    pub fn next(self, grid: &Region) -> RowAt {
+        if self.y + 1 >= grid.shape[1] {
+            RowAt {
+                z: self.z + 1,
+                y: 0,
+            }
+        } else {
+            RowAt {
+                z: self.z,
+                y: self.y + 1,
+            }
+        }
     }
 }
 
@@ -122,7 +161,7 @@ impl Region {
 /// let right = Window { origin: [0, 0, 88], shape: [8, 1, 12] };
 /// assert_eq!(right.index(3, 0, 90), 3 * 12 + 2);
 /// // Row 3's first computed point, and its neighbour two columns left.
-/// assert_eq!(right.tap(&grid, 3, [0, 0, -2]), 3 * 12);
+/// assert_eq!(right.tap(&grid, grid.row_at(3), [0, 0, -2]), 3 * 12);
 /// assert_eq!(right.rows(&grid, 2..6), 2 * 12..6 * 12);
 /// assert_eq!(right.cols(&grid), 2..10);
 /// ```
@@ -174,16 +213,15 @@ impl Window {
     }
 
     /// The position in the field's storage of the point at offset `off` (`[dz, dy, dx]`)
-    /// from the first point `grid` computes in its row `row` (numbered `z * ny + y` in the
-    /// grid): where a generated row kernel slices the tap `off` of this field. The launch
-    /// checked that the point lies in the window; were it not, the result is out of the
-    /// field's range and the kernel's slicing panics rather than reading another point.
+    /// from the first point `grid` computes in row `row`: where a generated row kernel
+    /// slices the tap `off` of this field. The launch checked that the point lies in the
+    /// window; were it not, the result is out of the field's range and the kernel's slicing
+    /// panics rather than reading another point.
     #[inline(always)]
-    pub fn tap(&self, grid: &Region, row: usize, off: [isize; 3]) -> usize {
-        let ny = grid.shape[1];
+    pub fn tap(&self, grid: &Region, row: RowAt, off: [isize; 3]) -> usize {
         let at = |i: usize, d: isize, o: usize| i.wrapping_add_signed(d).wrapping_sub(o);
-        let z = at(row / ny, off[0], self.origin[0]);
-        let y = at(row % ny, off[1], self.origin[1]);
+        let z = at(row.z, off[0], self.origin[0]);
+        let y = at(row.y, off[1], self.origin[1]);
         let x = at(grid.lo[2], off[2], self.origin[2]);
         z.wrapping_mul(self.shape[1])
             .wrapping_add(y)

@@ -116,7 +116,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 #[doc(hidden)]
 pub mod __private {
     pub use crate::exec::rows::{row_runs, run_rows, y_block, RowMode, RowPlan};
-    pub use crate::launch::{launch, Region, Stencil, StencilInfo, Window};
+    pub use crate::launch::{launch, Region, RowAt, Stencil, StencilInfo, Window};
     pub use crate::{Error, ExecutionSpace, Real, ScalarField};
     pub use rayon;
 }

@@ -429,7 +429,6 @@ const REFUSED: &[&str] = &[
     "ins",
     "reals",
     "first_row",
-    "nth",
     "run",
     "runs",
     "z_end",

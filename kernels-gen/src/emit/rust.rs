@@ -42,7 +42,6 @@ pub const RESERVED: &[&str] = &[
     "grid",
     "i",
     "ins",
-    "nth",
     "mode",
     "n",
     "outs",
@@ -260,7 +259,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
         #[allow(clippy::too_many_arguments, clippy::needless_range_loop, unused_variables, unused_mut)]
         fn row<T: ::ppstencil::__private::Real>(
             grid: &::ppstencil::__private::Region,
-            row: usize,
+            row: ::ppstencil::__private::RowAt,
             mode: ::ppstencil::__private::RowMode<'_>,
             #(#outs: &mut [T],)*
             #(#ins: &[T],)*
@@ -366,8 +365,10 @@ pub fn emit_rows(s: &Stencil) -> TokenStream {
             #(#in_wins: &::ppstencil::__private::Window,)*
             #(#reals: T,)*
         ) {
-            for (nth, #pat) in #chain.enumerate() {
-                Self::row(grid, first_row + nth, mode, #(#outs,)* #(#ins,)* #(#out_wins,)* #(#in_wins,)* #(#reals,)*);
+            let mut row = grid.row_at(first_row);
+            for #pat in #chain {
+                Self::row(grid, row, mode, #(#outs,)* #(#ins,)* #(#out_wins,)* #(#in_wins,)* #(#reals,)*);
+                row = row.next(grid);
             }
         }
     }
@@ -668,7 +669,7 @@ mod tests {
             "let mut pzz = pzz.block(cols);",
             "for i in 0..pzz.len() {",
             "pzz[i] = T::lit(-0.08333333333333333) * p__m2_0[i]",
-            "for (nth, pzz) in pzz.chunks_mut(pzz__win.nx()).enumerate() {",
+            "for pzz in pzz.chunks_mut(pzz__win.nx()) {",
             "let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);",
             "&mut pzz[pzz__win.rows(grid, run.clone())],",
         ] {

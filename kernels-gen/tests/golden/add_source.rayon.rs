@@ -9,7 +9,7 @@ impl AddSource {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        row: usize,
+        row: ::ppstencil::__private::RowAt,
         mode: ::ppstencil::__private::RowMode<'_>,
         p: &mut [T],
         p__win: &::ppstencil::__private::Window,
@@ -38,8 +38,10 @@ impl AddSource {
         p__win: &::ppstencil::__private::Window,
         value: T,
     ) {
-        for (nth, p) in p.chunks_mut(p__win.nx()).enumerate() {
-            Self::row(grid, first_row + nth, mode, p, p__win, value);
+        let mut row = grid.row_at(first_row);
+        for p in p.chunks_mut(p__win.nx()) {
+            Self::row(grid, row, mode, p, p__win, value);
+            row = row.next(grid);
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(

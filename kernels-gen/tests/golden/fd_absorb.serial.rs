@@ -9,7 +9,7 @@ impl FdAbsorb {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        row: usize,
+        row: ::ppstencil::__private::RowAt,
         mode: ::ppstencil::__private::RowMode<'_>,
         pnew: &mut [T],
         pold: &[T],
@@ -51,18 +51,10 @@ impl FdAbsorb {
         pold__win: &::ppstencil::__private::Window,
         eta__win: &::ppstencil::__private::Window,
     ) {
-        for (nth, pnew) in pnew.chunks_mut(pnew__win.nx()).enumerate() {
-            Self::row(
-                grid,
-                first_row + nth,
-                mode,
-                pnew,
-                pold,
-                eta,
-                pnew__win,
-                pold__win,
-                eta__win,
-            );
+        let mut row = grid.row_at(first_row);
+        for pnew in pnew.chunks_mut(pnew__win.nx()) {
+            Self::row(grid, row, mode, pnew, pold, eta, pnew__win, pold__win, eta__win);
+            row = row.next(grid);
         }
     }
     fn serial<T: ::ppstencil::__private::Real>(

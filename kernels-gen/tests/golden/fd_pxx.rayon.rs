@@ -9,7 +9,7 @@ impl FdPxx {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        row: usize,
+        row: ::ppstencil::__private::RowAt,
         mode: ::ppstencil::__private::RowMode<'_>,
         pxx: &mut [T],
         p: &[T],
@@ -54,8 +54,10 @@ impl FdPxx {
         pxx__win: &::ppstencil::__private::Window,
         p__win: &::ppstencil::__private::Window,
     ) {
-        for (nth, pxx) in pxx.chunks_mut(pxx__win.nx()).enumerate() {
-            Self::row(grid, first_row + nth, mode, pxx, p, pxx__win, p__win);
+        let mut row = grid.row_at(first_row);
+        for pxx in pxx.chunks_mut(pxx__win.nx()) {
+            Self::row(grid, row, mode, pxx, p, pxx__win, p__win);
+            row = row.next(grid);
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(

@@ -9,7 +9,7 @@ impl FdStep8 {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        row: usize,
+        row: ::ppstencil::__private::RowAt,
         mode: ::ppstencil::__private::RowMode<'_>,
         pnew: &mut [T],
         p: &[T],
@@ -104,10 +104,11 @@ impl FdStep8 {
         pold__win: &::ppstencil::__private::Window,
         kv2__win: &::ppstencil::__private::Window,
     ) {
-        for (nth, pnew) in pnew.chunks_mut(pnew__win.nx()).enumerate() {
+        let mut row = grid.row_at(first_row);
+        for pnew in pnew.chunks_mut(pnew__win.nx()) {
             Self::row(
                 grid,
-                first_row + nth,
+                row,
                 mode,
                 pnew,
                 p,
@@ -118,6 +119,7 @@ impl FdStep8 {
                 pold__win,
                 kv2__win,
             );
+            row = row.next(grid);
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(

@@ -9,7 +9,7 @@ impl FdTime {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        row: usize,
+        row: ::ppstencil::__private::RowAt,
         mode: ::ppstencil::__private::RowMode<'_>,
         pnew: &mut [T],
         p: &[T],
@@ -74,10 +74,11 @@ impl FdTime {
         pzz__win: &::ppstencil::__private::Window,
         dtdh2: T,
     ) {
-        for (nth, pnew) in pnew.chunks_mut(pnew__win.nx()).enumerate() {
+        let mut row = grid.row_at(first_row);
+        for pnew in pnew.chunks_mut(pnew__win.nx()) {
             Self::row(
                 grid,
-                first_row + nth,
+                row,
                 mode,
                 pnew,
                 p,
@@ -93,6 +94,7 @@ impl FdTime {
                 pzz__win,
                 dtdh2,
             );
+            row = row.next(grid);
         }
     }
     fn rayon<T: ::ppstencil::__private::Real>(

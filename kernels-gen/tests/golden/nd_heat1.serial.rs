@@ -9,7 +9,7 @@ impl NdHeat1 {
     )]
     fn row<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
-        row: usize,
+        row: ::ppstencil::__private::RowAt,
         mode: ::ppstencil::__private::RowMode<'_>,
         unew: &mut [T],
         u: &[T],
@@ -52,8 +52,10 @@ impl NdHeat1 {
         u__win: &::ppstencil::__private::Window,
         r: T,
     ) {
-        for (nth, unew) in unew.chunks_mut(unew__win.nx()).enumerate() {
-            Self::row(grid, first_row + nth, mode, unew, u, unew__win, u__win, r);
+        let mut row = grid.row_at(first_row);
+        for unew in unew.chunks_mut(unew__win.nx()) {
+            Self::row(grid, row, mode, unew, u, unew__win, u__win, r);
+            row = row.next(grid);
         }
     }
     fn serial<T: ::ppstencil::__private::Real>(

@@ -240,16 +240,20 @@ fn depth(i: usize, n: usize, width: usize) -> usize {
 }
 
 /// A prepared PML in memory space `M`, `D` dimensions: the profiles, the memory variables
-/// and the boxes it runs on. Per axis `k` (outermost first: z, (y), x) the profiles `a[k]`,
-/// `b[k]` and the memory variables `psi[k]`, `zeta[k]`, each a field of the grid's size
-/// computed on the boxes only: `4 D` fields (8 in 2D, 12 in 3D; one more with the split
-/// kernels, which have no `kv2` of their own). The profiles must be full fields, not 1D
-/// profiles per axis, because `d0` depends on the local velocity.
+/// and the boxes it runs on. Per axis `k` (outermost first: z, (y), x) and side of the grid
+/// (low, high) the profiles `a`, `b` and the memory variables `psi`, `zeta`, each a
+/// [window](ScalarField#windows) holding only that side's slab of the layer along `k` (plus
+/// the [`PML_RADIUS`] cells the kernels read beyond it), the whole grid along the other
+/// axes: `8 D` small fields (about 5 MB on the paper grid, where whole-grid fields took
+/// 280 MB), plus `kv2` with the split kernels, which have no `kv2` of their own. A side's
+/// slab is also what one row of the kernels reads from them: one contiguous stream per field
+/// rather than a few points of every grid row (the x faces cost half as much, see
+/// `docs/notes/pml-cost.md`). The profiles are fields, not 1D profiles per axis, because
+/// `d0` depends on the local velocity.
 pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
-    a: Vec<ScalarField<M, T, D>>,
-    b: Vec<ScalarField<M, T, D>>,
-    psi: Vec<ScalarField<M, T, D>>,
-    zeta: Vec<ScalarField<M, T, D>>,
+    /// Index `2 k + side` (side 0 low, 1 high); `None` where a part of the grid (a rank's
+    /// fields in a distributed run) does not reach that side's slab.
+    layer: Vec<Option<LayerFields<M, T, D>>>,
     /// `(dt/dh)² v²` for the split kernels (the fused step brings its own).
     kv2: Option<ScalarField<M, T, D>>,
     /// Where `psi` is computed: the boxes of the layer ([`pml_boxes`]), or for a part of
@@ -259,6 +263,14 @@ pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     /// Where `zeta` and the pressure are updated: the boxes of the layer, inside the
     /// interior's zero border (for a part of the grid, cut to its points).
     boxes: Vec<PmlBox<D>>,
+}
+
+/// The fields of one side of the layer along one axis, all windows of the same box.
+struct LayerFields<M: crate::MemorySpace, T: Real, const D: usize> {
+    a: ScalarField<M, T, D>,
+    b: ScalarField<M, T, D>,
+    psi: ScalarField<M, T, D>,
+    zeta: ScalarField<M, T, D>,
 }
 
 /// The part of its boxes one call of `Pml::step` updates, as ranges along the two outer axes
@@ -327,43 +339,63 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         } else {
             None
         };
-        // The profiles `a`, `b` of one axis in one pass: `pml_profile` on the points within
-        // the layer along that axis, `(0, 1)` (its value at depth 0) everywhere else. The
-        // points of a run of `inner` (the axes after `axis`) share their index along `axis`,
-        // so only the layer's slabs are visited point by point.
-        let profiles = |axis: usize| -> Result<[ScalarField<M, T, D>; 2]> {
-            let (mut ha, mut hb) = (HostN::<T, D>::zeros(shape)?, HostN::<T, D>::zeros(shape)?);
-            hb.fill(T::lit(1.0));
-            let inner = shape[axis + 1..].iter().product::<usize>().max(1);
-            let runs = ha
-                .as_mut_slice()
-                .chunks_mut(inner)
-                .zip(hb.as_mut_slice().chunks_mut(inner));
-            for (k, ((ra, rb), rv)) in runs.zip(v.as_slice().chunks(inner)).enumerate() {
-                let d = depth(origin[axis] + k % shape[axis], global[axis], w);
-                if d == 0 {
+        // Per axis and side, the window of the part's fields that holds the side's slab of the
+        // layer plus PML_RADIUS cells (in the part's indices), and its profiles: `pml_profile`
+        // at each point's depth along the axis, `(0, 1)` (depth 0) on the extra cells.
+        let mut layer = Vec::with_capacity(2 * D);
+        for axis in 0..D {
+            let reach = w + PML_RADIUS;
+            let slabs = [0..reach, global[axis].saturating_sub(reach)..global[axis]];
+            for slab in slabs {
+                let (from, to) = (origin[axis], origin[axis] + shape[axis]);
+                let (lo, hi) = (
+                    slab.start.max(from) - from,
+                    slab.end.min(to).max(from) - from,
+                );
+                if lo >= hi {
+                    layer.push(None);
                     continue;
                 }
-                for ((ea, eb), vel) in ra.iter_mut().zip(rb.iter_mut()).zip(rv) {
-                    let (pa, pb) = pml_profile(&c.pml, d, w, vel.to_f64(), c.dh, c.dt, c.fpeak);
-                    (*ea, *eb) = (T::lit(pa), T::lit(pb));
+                let mut wshape = shape;
+                wshape[axis] = hi - lo;
+                let mut at = [0; D];
+                at[axis] = lo;
+                let (mut ha, mut hb) =
+                    (HostN::<T, D>::zeros(wshape)?, HostN::<T, D>::zeros(wshape)?);
+                hb.fill(T::lit(1.0));
+                // Runs of `inner` points (the axes after `axis`) share their index along
+                // `axis`: one profile value per point, from the velocity at the same point.
+                let inner = shape[axis + 1..].iter().product::<usize>().max(1);
+                let runs = ha
+                    .as_mut_slice()
+                    .chunks_mut(inner)
+                    .zip(hb.as_mut_slice().chunks_mut(inner));
+                for (k, (ra, rb)) in runs.enumerate() {
+                    let (outer, along) = (k / (hi - lo), lo + k % (hi - lo));
+                    let d = depth(origin[axis] + along, global[axis], w);
+                    if d == 0 {
+                        continue;
+                    }
+                    let start = (outer * shape[axis] + along) * inner;
+                    let rv = &v.as_slice()[start..start + inner];
+                    for ((ea, eb), vel) in ra.iter_mut().zip(rb.iter_mut()).zip(rv) {
+                        let (pa, pb) = pml_profile(&c.pml, d, w, vel.to_f64(), c.dh, c.dt, c.fpeak);
+                        (*ea, *eb) = (T::lit(pa), T::lit(pb));
+                    }
                 }
+                let window = |h: &HostN<T, D>| -> Result<ScalarField<M, T, D>> {
+                    Ok(ScalarField::from_host(h)?.with_origin(at))
+                };
+                layer.push(Some(LayerFields {
+                    a: window(&ha)?,
+                    b: window(&hb)?,
+                    psi: ScalarField::zeros(wshape)?.with_origin(at),
+                    zeta: ScalarField::zeros(wshape)?.with_origin(at),
+                }));
             }
-            Ok([ScalarField::from_host(&ha)?, ScalarField::from_host(&hb)?])
-        };
-        let (mut a, mut b, mut psi, mut zeta) = (vec![], vec![], vec![], vec![]);
-        for axis in 0..D {
-            let [pa, pb] = profiles(axis)?;
-            a.push(pa);
-            b.push(pb);
-            psi.push(ScalarField::zeros(shape)?);
-            zeta.push(ScalarField::zeros(shape)?);
         }
         Ok(Pml {
-            a,
-            b,
-            psi,
-            zeta,
+            layer,
             kv2,
             psi_boxes,
             boxes,
@@ -403,32 +435,53 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             ));
         };
         // A box's kernels take the fields of its axes only, x first (the axes in reverse
-        // order): per axis `psi`, then `p` and per axis `a`, `b`; or `pnew` and per axis
-        // `zeta`, then `p`, per axis `psi`, `kv2` and per axis `a`, `b`.
-        fn profiles<'f, F>(
-            a: &'f [F],
-            b: &'f [F],
-            axes: &'f [usize],
-        ) -> impl Iterator<Item = &'f F> {
-            axes.iter().rev().flat_map(move |&k| [&a[k], &b[k]])
-        }
-        // The fields of `fields` at `axes`, x first, mutably.
-        fn of_axes<'f, F>(fields: &'f mut [F], axes: &[usize]) -> Vec<&'f mut F> {
-            let mut at: Vec<_> = fields
+        // order), each from the side of the layer whose window holds the box: per axis `psi`,
+        // then `p` and per axis `a`, `b`; or `pnew` and per axis `zeta`, then `p`, per axis
+        // `psi`, `kv2` and per axis `a`, `b`.
+        fn of_box<'f, M: crate::MemorySpace, T: Real, const D: usize>(
+            layer: &'f mut [Option<LayerFields<M, T, D>>],
+            b: &PmlBox<D>,
+        ) -> Result<Vec<&'f mut LayerFields<M, T, D>>> {
+            // Per axis of the box, the first side whose window holds it along that axis (on
+            // a grid narrower than two slabs, the sides' windows overlap).
+            let holds = |i: usize| {
+                layer[i].as_ref().is_some_and(|f| {
+                    let k = i / 2;
+                    let (from, len) = (f.psi.origin()[k], f.psi.shape()[k]);
+                    from <= b.region[k].start && b.region[k].end <= from + len
+                })
+            };
+            let Some(want) = b
+                .axes
+                .iter()
+                .map(|&k| (2 * k..2 * k + 2).find(|&i| holds(i)))
+                .collect::<Option<Vec<usize>>>()
+            else {
+                return Err(Error::invalid(
+                    "PML box",
+                    format!("{:?}", b.region),
+                    "it must lie in one side of the layer along each of its axes",
+                ));
+            };
+            let mut at: Vec<_> = layer
                 .iter_mut()
                 .enumerate()
-                .filter(|(k, _)| axes.contains(k))
-                .map(|(_, f)| f)
+                .filter(|(i, _)| want.contains(i))
+                .filter_map(|(_, f)| f.as_mut())
                 .collect();
             at.reverse();
-            at
+            Ok(at)
         }
         for b in &self.psi_boxes {
             let Some(region) = cut(&b.region, &rows.psi) else {
                 continue;
             };
-            let mut outs = of_axes(&mut self.psi, &b.axes);
-            let ab = profiles(&self.a, &self.b, &b.axes);
+            let (mut outs, mut ab) = (Vec::new(), Vec::new());
+            for f in of_box(&mut self.layer, b)? {
+                let LayerFields { a, b, psi, .. } = f;
+                outs.push(psi);
+                ab.extend([&*a, &*b]);
+            }
             let ins: Vec<_> = std::iter::once(p).chain(ab).collect();
             Dims::<D>::pml_kernel(space, &b.axes, false, region, &mut outs, &ins)?;
         }
@@ -437,12 +490,17 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 continue;
             };
             let mut outs = vec![&mut *pnew];
-            outs.extend(of_axes(&mut self.zeta, &b.axes));
-            let psi = b.axes.iter().rev().map(|&k| &self.psi[k]);
+            let (mut psi, mut ab) = (Vec::new(), Vec::new());
+            for f in of_box(&mut self.layer, b)? {
+                let LayerFields { a, b, psi: s, zeta } = f;
+                outs.push(zeta);
+                psi.push(&*s);
+                ab.extend([&*a, &*b]);
+            }
             let ins: Vec<_> = std::iter::once(p)
                 .chain(psi)
                 .chain([kv2])
-                .chain(profiles(&self.a, &self.b, &b.axes))
+                .chain(ab)
                 .collect();
             Dims::<D>::pml_kernel(space, &b.axes, true, region, &mut outs, &ins)?;
         }
