@@ -921,8 +921,10 @@ int do_get_function(void **out, void *mod, const char *name)
         f->run = reinterpret_cast<RunFn>(dlsym(m->so, ("ppsoft_run_" + e.name).c_str()));
         if (!describe || !f->run)
             return NOT_FOUND;
-        f->sig.resize(64);
-        f->sig.resize((size_t)describe(f->sig.data(), 64));
+        // The first call counts the parameters (a kernel with many fields has over a
+        // hundred: five window integers per field), the second lists them.
+        f->sig.resize((size_t)describe(nullptr, 0));
+        describe(f->sig.data(), (int)f->sig.size());
         f->max_threads = (int)env_long("PPSOFT_MAX_THREADS_PER_BLOCK", 1024);
         if (f->sig.size() != e.sizes.size()) {
             note("%s: the image declares %zu parameters, the source %zu", name, e.sizes.size(), f->sig.size());
