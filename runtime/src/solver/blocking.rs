@@ -128,6 +128,14 @@ pub struct StepShape {
     /// Points along the second axis in the grid (its domain plus both borders; 0 without
     /// [`axis1`](Self::axis1)): a row's bytes over this are the bytes of one of its lines.
     pub axis1_len: usize,
+    /// Rows (and points of the second axis, in tiles) at either end of the domain where no
+    /// band or tile stops: a front that would stop there goes on to the domain's end (at the
+    /// start: waits at the start), so that each step updates its first and last `ends` rows
+    /// in one call. 0: fronts stop anywhere. The wave solver's PML sets it to its layer and
+    /// the reach of its kernels: the layer's work along an axis (whose memory variables are
+    /// read at neighbours along that axis) then never straddles two bands or tiles, and the
+    /// steps lag only the interior stencil's radius (see [`wavefront`]).
+    pub ends: usize,
 }
 
 impl StepShape {
@@ -172,6 +180,7 @@ impl StepShape {
             row_bytes,
             axis1: None,
             axis1_len: 0,
+            ends: 0,
         })
     }
 
@@ -191,6 +200,37 @@ impl StepShape {
             axis1_len: n,
             ..self
         })
+    }
+
+    /// This shape with [`ends`](Self::ends) `ends`.
+    pub fn with_ends(self, ends: usize) -> StepShape {
+        StepShape { ends, ..self }
+    }
+
+    /// Where a front computed as `f` stops in the domain `lo..hi` (`f` already clamped to
+    /// it): `f`, or `lo` when it lies in the first [`ends`](Self::ends) points after `lo`,
+    /// or `hi` when in the last `ends` before `hi` (the first rule first, so a domain of at
+    /// most `2 ends` points goes from `lo` to `hi` in one jump). Non-decreasing in `f`, and
+    /// for fronts `g >= f + r`, `snap(g) >= snap(f) + r` unless `snap(f)` is `lo` (that step
+    /// has done nothing) or `snap(g)` is `hi` (that one has done everything): what the
+    /// schedules' proofs need of the fronts (see [`wavefront`]).
+    ///
+    /// ```
+    /// use ppstencil::solver::blocking::StepShape;
+    /// let s = StepShape { radius: 2, levels: 3, domain: 2..98, row_bytes: 1, axis1: None, axis1_len: 0, ends: 10 };
+    /// assert_eq!([s.snap(2, 2, 98), s.snap(11, 2, 98), s.snap(12, 2, 98)], [2, 2, 12]);
+    /// assert_eq!([s.snap(88, 2, 98), s.snap(89, 2, 98), s.snap(98, 2, 98)], [88, 98, 98]);
+    /// ```
+    pub fn snap(&self, f: usize, lo: usize, hi: usize) -> usize {
+        if f <= lo || f >= hi {
+            f
+        } else if f < lo.saturating_add(self.ends) {
+            lo
+        } else if f.saturating_add(self.ends) > hi {
+            hi
+        } else {
+            f
+        }
     }
 
     /// Bytes of one line of a row (all fields, one point of the second axis): the unit a
@@ -467,10 +507,12 @@ impl std::fmt::Display for Blocking {
 /// `n0 + j + 1` inside `rows` (a source, a damping layer) and read it (receivers).
 ///
 /// Step `j`'s front after sweep position `s` is `F_j(s) = clamp(d0 + (s + 1) band - j r, d0,
-/// d1)` for the domain `d0..d1`; position `s` updates `F_j(s-1)..F_j(s)` for `j = 0, 1, …`
-/// in this order. Why this is the unblocked result:
+/// d1)` for the domain `d0..d1`, kept out of the domain's [`ends`](StepShape::ends)
+/// ([`StepShape::snap`]); position `s` updates `F_j(s-1)..F_j(s)` for `j = 0, 1, …` in this
+/// order. Why this is the unblocked result (a front moved to `d0` updates nothing, one moved
+/// to `d1` follows fronts that are all at `d1`; otherwise consecutive fronts stay `r` apart):
 /// - *reads are ready*: level `j + 1` on rows `< F_j(s)` reads level `j` on rows
-///   `< F_j(s) + r = F_{j-1}(s)` (done earlier in position `s`; beyond `d1` the border,
+///   `< F_j(s) + r <= F_{j-1}(s)` (done earlier in position `s`; beyond `d1` the border,
 ///   never written) and older levels, further ahead;
 /// - *nothing needed is overwritten*: writing level `m` on row `z` overwrites level
 ///   `m - L`, whose readers (levels `m - L + 1 .. m - 1` on rows `z ± r`) all lie behind
@@ -489,9 +531,10 @@ pub fn wavefront(
     }
     let r = shape.radius;
     let front = |j: usize, s: usize| -> usize {
-        // d0 + (s + 1) band - j r, clamped to d0..=d1, without underflow.
+        // d0 + (s + 1) band - j r, clamped to d0..=d1, without underflow; then kept out of
+        // the domain's ends.
         let ahead = d0 + (s + 1) * plan.band;
-        ahead.saturating_sub(j * r).clamp(d0, d1)
+        shape.snap(ahead.saturating_sub(j * r).clamp(d0, d1), d0, d1)
     };
     let mut done = vec![d0; steps];
     let mut s = 0;
@@ -549,7 +592,13 @@ pub fn wavefront_tiled(
         return Ok(());
     }
     let r = shape.radius;
-    let front = |j: usize, t: usize| (c0 + (t + 1) * width).saturating_sub(j * r).clamp(c0, c1);
+    let front = |j: usize, t: usize| {
+        shape.snap(
+            (c0 + (t + 1) * width).saturating_sub(j * r).clamp(c0, c1),
+            c0,
+            c1,
+        )
+    };
     let mut done = vec![c0; steps];
     let mut t = 0;
     while done[steps - 1] < c1 {
@@ -613,6 +662,7 @@ mod tests {
             row_bytes: 1,
             axis1: None,
             axis1_len: 0,
+            ends: 0,
         }
     }
 
@@ -623,25 +673,42 @@ mod tests {
     /// that do not divide the axis, and without tiles.
     #[test]
     fn tiled_wavefront_respects_every_dependency() {
-        for (r, levels, rows, cols, band, tile, steps) in [
-            (1, 2, 1..9, 1..12, 1, Some(1), 5),
-            (2, 3, 2..30, 2..23, 3, Some(5), 7),
-            (2, 3, 2..30, 2..23, 2, Some(2), 6),
-            (4, 3, 4..20, 4..31, 4, Some(7), 9),
-            (4, 3, 4..20, 4..31, 5, Some(1), 4),
-            (3, 4, 3..25, 3..19, 5, Some(4), 6),
-            (2, 3, 2..14, 2..40, 3, Some(100), 5),
-            (2, 3, 2..14, 2..17, 3, None, 5),
+        for (r, levels, rows, cols, band, tile, steps, ends) in [
+            (1, 2, 1..9, 1..12, 1, Some(1), 5, 0),
+            (2, 3, 2..30, 2..23, 3, Some(5), 7, 0),
+            (2, 3, 2..30, 2..23, 2, Some(2), 6, 0),
+            (4, 3, 4..20, 4..31, 4, Some(7), 9, 0),
+            (4, 3, 4..20, 4..31, 5, Some(1), 4, 0),
+            (3, 4, 3..25, 3..19, 5, Some(4), 6, 0),
+            (2, 3, 2..14, 2..40, 3, Some(100), 5, 0),
+            (2, 3, 2..14, 2..17, 3, None, 5, 0),
+            (2, 3, 2..30, 2..33, 3, Some(5), 7, 8),
+            (1, 3, 1..25, 1..40, 2, Some(3), 9, 11),
+            (2, 3, 2..14, 2..17, 3, None, 5, 4),
         ] {
             let s = shape(r, levels, rows.clone())
                 .with_axis1(cols.end + r)
-                .unwrap();
+                .unwrap()
+                .with_ends(ends);
             let mut plan = BlockPlan::new(&s, steps, band).unwrap();
             plan.tile = tile; // also below the radius: the schedule must hold there too
             let (n, m) = (rows.end + r, cols.end + r);
             let mut slots: Vec<Vec<i64>> = (0..levels).map(|l| vec![l as i64; n * m]).collect();
             let mut count = vec![vec![0; n * m]; steps];
             wavefront_tiled(&s, &plan, steps, |j, band_rows, tile_cols| {
+                // No band or tile starts or stops within `ends` of the domain's ends.
+                for (f, d) in [
+                    (band_rows.start, &rows),
+                    (band_rows.end, &rows),
+                    (tile_cols.start, &cols),
+                    (tile_cols.end, &cols),
+                ] {
+                    let inner = d.start + ends <= f && f + ends <= d.end;
+                    assert!(
+                        f == d.start || f == d.end || inner,
+                        "ends {ends}: step {j} {band_rows:?} x {tile_cols:?} stops in the ends"
+                    );
+                }
                 let level = (levels - 1 + j + 1) as i64;
                 for z in band_rows {
                     for y in tile_cols.clone() {
@@ -712,22 +779,35 @@ mod tests {
     /// exactly the levels it needs, i.e. were neither missing nor already overwritten.
     #[test]
     fn wavefront_respects_every_dependency() {
-        for (r, levels, rows, band, steps) in [
-            (1, 2, 1..9, 1, 5),
-            (2, 3, 2..40, 3, 7),
-            (2, 3, 2..40, 2, 1),
-            (4, 3, 4..20, 4, 9),
-            (8, 3, 8..57, 8, 3),
-            (3, 4, 3..30, 5, 6),
-            (1, 2, 1..3, 7, 4),
+        for (r, levels, rows, band, steps, ends) in [
+            (1, 2, 1..9, 1, 5, 0),
+            (2, 3, 2..40, 3, 7, 0),
+            (2, 3, 2..40, 2, 1, 0),
+            (4, 3, 4..20, 4, 9, 0),
+            (8, 3, 8..57, 8, 3, 0),
+            (3, 4, 3..30, 5, 6, 0),
+            (1, 2, 1..3, 7, 4, 0),
+            (2, 3, 2..40, 3, 7, 9),
+            (1, 3, 1..60, 4, 12, 21),
+            (2, 3, 2..40, 2, 5, 1),
+            (2, 3, 2..30, 3, 6, 14),
+            (2, 3, 2..30, 3, 6, 40),
         ] {
-            let s = shape(r, levels, rows.clone());
+            let s = shape(r, levels, rows.clone()).with_ends(ends);
             let plan = BlockPlan::new(&s, steps, band).unwrap();
             let n = rows.end + r;
             // slots[slot][row] = level held (levels 0 .. L-1 are there before the block).
             let mut slots: Vec<Vec<i64>> = (0..levels).map(|l| vec![l as i64; n]).collect();
             let mut count = vec![vec![0; n]; steps];
             wavefront(&s, &plan, steps, |j, band_rows| {
+                // No band starts or stops within `ends` rows of the domain's ends.
+                let (lo, hi) = (rows.start + ends, rows.end.saturating_sub(ends));
+                for f in [band_rows.start, band_rows.end] {
+                    assert!(
+                        f == rows.start || f == rows.end || (lo <= f && f <= hi),
+                        "ends {ends}: step {j} band {band_rows:?} stops in the ends"
+                    );
+                }
                 let level = (levels - 1 + j + 1) as i64; // written
                 for z in band_rows {
                     for m in 1..levels as i64 {
@@ -738,7 +818,7 @@ mod tests {
                             // Border rows are never written: any level is "there".
                             assert!(
                                 !inside || have == want,
-                                "r={r} L={levels}: level {level} row {z} reads row {zz} of level {want}, finds {have}"
+                                "r={r} L={levels} ends={ends}: level {level} row {z} reads row {zz} of level {want}, finds {have}"
                             );
                         }
                     }

@@ -274,25 +274,17 @@ struct LayerFields<M: crate::MemorySpace, T: Real, const D: usize> {
 }
 
 /// The part of its boxes one call of `Pml::step` updates, as ranges along the two outer axes
-/// (rows and columns in 2D, planes and rows in 3D): the memory variables `psi` on `psi`, then
-/// `zeta` and the new pressure on `update`. The unblocked step updates all
-/// ([`PmlRows::ALL`]); a blocked run (`simulator/blocked.rs`) goes band by band and tile by
-/// tile, `psi` complete [`PML_RADIUS`] points beyond a band and a tile before their update,
-/// which reads it there.
+/// (rows and columns in 2D, planes and rows in 3D): `psi`, then `zeta` and the new pressure,
+/// there. The unblocked step updates all ([`PmlRows::ALL`]); a blocked run
+/// (`simulator/blocked.rs`) goes band by band and tile by tile, none of which stops inside the
+/// layer's slab across its axis (`StepShape::ends`), so every `psi` an update reads along
+/// that axis is computed in the same call, and along the other axes in the same rows.
 #[derive(Clone, Debug)]
-pub(crate) struct PmlRows {
-    /// Where `pml_psi` runs: along axis 0, along axis 1.
-    pub(crate) psi: [Range<usize>; 2],
-    /// Where `pml_update` runs: along axis 0, along axis 1.
-    pub(crate) update: [Range<usize>; 2],
-}
+pub(crate) struct PmlRows(pub(crate) [Range<usize>; 2]);
 
 impl PmlRows {
     /// Every point: the whole layer.
-    pub(crate) const ALL: PmlRows = PmlRows {
-        psi: [0..usize::MAX, 0..usize::MAX],
-        update: [0..usize::MAX, 0..usize::MAX],
-    };
+    pub(crate) const ALL: PmlRows = PmlRows([0..usize::MAX, 0..usize::MAX]);
 }
 
 /// The halo a part of the grid needs for its PML (distributed runs): the update of a point
@@ -473,7 +465,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             Ok(at)
         }
         for b in &self.psi_boxes {
-            let Some(region) = cut(&b.region, &rows.psi) else {
+            let Some(region) = cut(&b.region, &rows.0) else {
                 continue;
             };
             let (mut outs, mut ab) = (Vec::new(), Vec::new());
@@ -486,7 +478,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             Dims::<D>::pml_kernel(space, &b.axes, false, region, &mut outs, &ins)?;
         }
         for b in &self.boxes {
-            let Some(region) = cut(&b.region, &rows.update) else {
+            let Some(region) = cut(&b.region, &rows.0) else {
                 continue;
             };
             let mut outs = vec![&mut *pnew];

@@ -10,9 +10,9 @@
 //!
 //! Per band of step `it` (level `it + 1`), in the unblocked step's order: the fused step on
 //! the band, the additive source if the band holds the source row, the absorbing layer on
-//! the band's part of its boxes (the PML: its `psi` up to [`PML_RADIUS`] rows beyond the band,
-//! where the band's update reads it, then `zeta` and the pressure on the band; the steps then
-//! lag at least `2 PML_RADIUS` rows), the receivers in the band, the source value for the
+//! the band's part of its boxes (the PML: `psi`, then `zeta` and the pressure, on the band;
+//! no band stops inside the layer's slab across its axis, so the band holds every `psi` its
+//! update reads), the receivers in the band, the source value for the
 //! step-boundary check, then the set source of step `it + 1` (inside the block only: the
 //! block's first set happens before the sweep, as in `step`). Everything a band applies is
 //! pointwise, and the wavefront reads a level only after its band was finished, so the
@@ -32,7 +32,8 @@ use super::{
 use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{trailing, Dims, WaveKernels};
-use crate::solver::pml::{layer_boxes, PmlRows, PML_HALO, PML_RADIUS};
+use crate::solver::pml::{layer_boxes, PmlRows, PML_HALO};
+
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
 
@@ -113,19 +114,26 @@ where
     /// The fused step of run `c` as the schedule sees it: its radius, a ring of 3 levels,
     /// the rows (planes in 3D) it updates, the bytes of a row (plane) of its 4 fields, and
     /// its second axis (y in 3D, x in 2D) for tiles.
-    /// With the PML the steps lag at least `2 PML_RADIUS` rows: a band's `pml_update` reads
-    /// `psi` [`PML_RADIUS`] rows beyond it, whose `pml_psi` reads the level before that many
-    /// rows further.
+    /// With the PML no band or tile stops within the layer and [`PML_HALO`] points of either
+    /// end of the grid ([`StepShape::ends`]): a step updates the layer's slab across the
+    /// band (or tile) axis in one call, where `pml_update` reads `psi` [`PML_RADIUS`](crate::solver::PML_RADIUS) rows
+    /// away and each `psi` the level [`PML_RADIUS`](crate::solver::PML_RADIUS) rows further, and elsewhere the PML's
+    /// kernels read `psi` and the level only along the other axes, in the rows being
+    /// updated. So `psi` is computed on exactly the band's rows, and the steps lag only the
+    /// fused step's radius (lagging [`PML_HALO`] rows instead made the wavefront taller and
+    /// the PML run's step 10-15 % slower at order 4; `docs/notes/pml-cost.md`).
     fn step_shape(c: &WaveConfig) -> Result<StepShape> {
         let info = Dims::<D>::fused_step_info(c.space_order)?;
         let plane = if D == 3 { c.ny * c.nx } else { c.nx };
         let shape = StepShape::for_stencil(info, 3, c.nz, plane * info.bytes_per_point::<T>())?
             .with_axis1(if D == 3 { c.ny } else { c.nx })?;
         Ok(match c.layer() {
-            Some(Boundary::Pml) => StepShape {
-                radius: shape.radius.max(PML_HALO),
-                ..shape
-            },
+            // The domain starts `radius` points in: fronts stop at `absorb + PML_HALO` or
+            // beyond (and as far from the other end).
+            Some(Boundary::Pml) => {
+                let ends = (c.absorb + PML_HALO).saturating_sub(shape.radius);
+                shape.with_ends(ends)
+            }
             _ => shape,
         })
     }
@@ -217,13 +225,6 @@ where
         // The inner axes of the step's domain: the stencil's radius from each border.
         let r = c.radius();
         let inner: [std::ops::Range<usize>; D] = std::array::from_fn(|a| r..grid[a] - r);
-        // The PML's psi, per step: the tile being run, the rows done so far in it (psi runs
-        // PML_RADIUS rows ahead of a band) and the columns done before it (PML_RADIUS ahead of
-        // a tile), so that every psi is computed once per step, before any update reads it.
-        let mut psi_done = vec![0; k];
-        let mut psi_tile: Vec<std::ops::Range<usize>> = vec![0..0; k];
-        let mut psi_cols = vec![0..0; k];
-        let cols_end = inner[1].end;
         let at = trailing::<D>([c.src_z, c.src_y, c.src_x]);
         let plane: usize = grid[1..].iter().product();
         // A flat index's coordinate along the second axis (the tiled one).
@@ -256,28 +257,15 @@ where
                     Dims::<D>::add_source(space, out, wavelet[it], at)?;
                 }
                 if let Some(pml) = pml {
-                    // psi PML_RADIUS rows and columns beyond the band and the tile (to the
-                    // grid's end with the last ones), then zeta and the pressure on them.
-                    let ahead = |end: usize, last: usize, n: usize| {
-                        if end == last {
-                            n
-                        } else {
-                            end + PML_RADIUS
-                        }
-                    };
-                    if psi_tile[j] != cols {
-                        // A new tile for step j: its psi columns follow the previous tile's.
-                        psi_cols[j] = psi_cols[j].end..ahead(cols.end, cols_end, grid[1]);
-                        psi_tile[j] = cols.clone();
-                        psi_done[j] = 0;
-                    }
-                    let psi_to = ahead(rows.end, shape.domain.end, grid[0]);
-                    let band = PmlRows {
-                        psi: [psi_done[j]..psi_to, psi_cols[j].clone()],
-                        update: [rows.clone(), cols.clone()],
-                    };
-                    psi_done[j] = psi_to;
-                    pml.step(space, out, level, Some(kv2), &band)?;
+                    // psi, then zeta and the pressure, on the band and the tile: the layer's
+                    // slabs across their axes lie in one band or tile (`step_shape`).
+                    pml.step(
+                        space,
+                        out,
+                        level,
+                        Some(kv2),
+                        &PmlRows([rows.clone(), cols.clone()]),
+                    )?;
                 }
                 if let Some(eta) = eta {
                     // The layer's boxes as the unblocked step launches them, cut to the band
