@@ -307,7 +307,12 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         .map(|(param, text)| {
             let name = param.to_string();
             let flag = flag_for(&param).unwrap_or(&name);
-            format!("{flag} = {}: {text}", o.fpeak.map_or(config.fpeak, |f| f))
+            // The peak frequency's warnings are about its value; the others' texts name the
+            // points they are about.
+            match param {
+                ppstencil::Param::PeakFrequency => format!("{flag} = {}: {text}", config.fpeak),
+                _ => format!("{flag}: {text}"),
+            }
         })
         .collect();
     // Fields of the time loop (velocity, p, pold, pnew, kv2 or pxx + pzz, the damping) plus

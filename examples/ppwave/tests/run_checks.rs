@@ -154,6 +154,30 @@ fn a_peak_frequency_the_grid_cannot_carry_is_a_warning_with_the_numbers() {
     );
 }
 
+/// A source or receivers inside the absorbing layer: a warning naming the flag and the
+/// points, not another flag's value (it once printed `--receivers = <fpeak>`).
+#[test]
+fn points_inside_the_layer_are_warnings_naming_their_flag() {
+    let out = scratch("layer-warning");
+    // SMALL's 40 x 50 grid, a 10-cell PML: row 5 lies in it (receivers at x = 20, 25, 30, X1
+    // included), and so does column 4 (the source at row 20).
+    let o = run_small(
+        &out,
+        &["--absorb", "10", "--receivers", "5:20:30:5", "--src-x", "4"],
+    );
+    assert_ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: --receivers: 3 of 3 receivers lie inside the 10-cell pml layer"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: --src-x: the source (20, 4) lies inside the 10-cell pml layer"),
+        "{err}"
+    );
+    assert!(!err.contains("--receivers = "), "{err}");
+}
+
 #[test]
 fn negative_layer_rows_get_the_format_error_not_a_usage_error() {
     for (flag, value, needle) in [

@@ -266,8 +266,12 @@ pub const AUTO_MIN_BAND: usize = 4;
 
 /// Rows per band chosen by [`BlockPlan::auto`] when the cache allows it: large enough that a
 /// launch's fork-join costs little next to its work and the band's halo (`2 r` rows) is
-/// re-read rarely.
-pub const AUTO_BAND: usize = 32;
+/// re-read rarely. 64 rather than 32 since 2026-12-04: with two threads a PML's side strips
+/// (16-point rows, two launches per strip and band) spent more in forks and joins than in
+/// work at 32. At 64 a 20-cell PML costs 1.15–1.23 × the rigid step on the paper grid against
+/// 1.26–1.38 × at 32, and the rigid blocked step itself ran 1.83–2.33 × the fused step against
+/// 1.51–1.74 × at 32 (two threads; one thread: no change; `docs/notes/pml-cost.md`).
+pub const AUTO_BAND: usize = 64;
 
 /// The narrowest tile (points of the second axis) [`BlockPlan::auto`] accepts when rows are
 /// too large for a wavefront of whole rows: below, the skewed tile's halo (`(depth + 2) r`
@@ -869,7 +873,7 @@ mod tests {
             plan,
             BlockPlan {
                 depth: 16,
-                band: 32,
+                band: 64,
                 tile: None
             }
         );

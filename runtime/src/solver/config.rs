@@ -770,29 +770,49 @@ impl WaveConfig {
         }
         if self.layer().is_some() {
             let w = self.absorb;
-            let inside =
-                |z: usize, x: usize| z < w || x < w || z + w >= self.nz || x + w >= self.nx;
             let kind = self.boundary.name();
-            if inside(self.src_z, self.src_x) {
+            // Per axis (z, y, x; y only in 3D) whether a point lies within `w` of either side.
+            let shape = [self.nz, self.ny, self.nx];
+            let axes_in = |at: [usize; 3]| -> Vec<usize> {
+                (0..3)
+                    .filter(|&k| (k != 1 || self.ny > 1) && (at[k] < w || at[k] + w >= shape[k]))
+                    .collect()
+            };
+            let src = [self.src_z, self.src_y, self.src_x];
+            if let Some(&k) = axes_in(src).first() {
+                let (param, at) = match k {
+                    0 => (Param::SourceZ, "row"),
+                    1 => (Param::SourceY, "plane along y"),
+                    _ => (Param::SourceX, "column"),
+                };
+                let position = if self.ny > 1 {
+                    format!("({}, {}, {})", src[0], src[1], src[2])
+                } else {
+                    format!("({}, {})", src[0], src[2])
+                };
                 out.push((
-                    Param::SourceZ,
+                    param,
                     format!(
-                        "the source ({}, {}) lies inside the {w}-cell {kind} layer: its wave is damped from the start (place it at least {w} cells from every side)",
-                        self.src_z, self.src_x
+                        "the source {position} lies inside the {w}-cell {kind} layer (its {at} {} is within {w} cells of a side): its wave is damped from the start (place it at least {w} cells from every side)",
+                        src[k]
                     ),
                 ));
             }
-            let n = self
-                .receivers
-                .iter()
-                .filter(|&&(z, x)| inside(z, x))
-                .count();
+            let points: Vec<[usize; 3]> = if self.ny > 1 {
+                self.receivers_3d
+                    .iter()
+                    .map(|&(z, y, x)| [z, y, x])
+                    .collect()
+            } else {
+                self.receivers.iter().map(|&(z, x)| [z, 0, x]).collect()
+            };
+            let n = points.iter().filter(|&&p| !axes_in(p).is_empty()).count();
             if n > 0 {
                 out.push((
                     Param::Receivers,
                     format!(
                         "{n} of {} receivers lie inside the {w}-cell {kind} layer: the data recorded there is damped (place them at least {w} cells from every side)",
-                        self.receivers.len()
+                        points.len()
                     ),
                 ));
             }

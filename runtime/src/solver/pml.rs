@@ -731,6 +731,30 @@ mod tests {
         assert!(c2.warnings()[0]
             .1
             .contains("the source (9, 45) lies inside"));
+        assert_eq!(c2.warnings()[0].0, Param::SourceZ);
+        let near_x = WaveConfig {
+            src_x: 85,
+            ..c.clone()
+        };
+        assert_eq!(near_x.warnings()[0].0, Param::SourceX, "named by its axis");
+        // 3D: the y axis counts, and the 3D receivers (the 2D list is not used there).
+        let c3 = WaveConfig {
+            ny: 30,
+            src_y: 15,
+            receivers: vec![],
+            receivers_3d: vec![(40, 15, 45), (40, 29, 45), (40, 3, 45), (2, 15, 45)],
+            ..c.clone()
+        };
+        assert!(c3.warnings()[0]
+            .1
+            .contains("3 of 4 receivers lie inside the 10-cell pml layer"));
+        let c3 = WaveConfig { src_y: 25, ..c3 };
+        let w = c3.warnings();
+        assert_eq!(w[0].0, Param::SourceY, "{w:?}");
+        assert!(
+            w[0].1.contains("the source (40, 25, 45) lies inside"),
+            "{w:?}"
+        );
         let rigid = WaveConfig {
             boundary: Boundary::Rigid,
             ..c2.clone()
