@@ -775,7 +775,9 @@ impl WaveConfig {
             let shape = [self.nz, self.ny, self.nx];
             let axes_in = |at: [usize; 3]| -> Vec<usize> {
                 (0..3)
-                    .filter(|&k| (k != 1 || self.ny > 1) && (at[k] < w || at[k] + w >= shape[k]))
+                    .filter(|&k| {
+                        (k != 1 || self.dims() == 3) && (at[k] < w || at[k] + w >= shape[k])
+                    })
                     .collect()
             };
             let src = [self.src_z, self.src_y, self.src_x];
@@ -785,7 +787,7 @@ impl WaveConfig {
                     1 => (Param::SourceY, "plane along y"),
                     _ => (Param::SourceX, "column"),
                 };
-                let position = if self.ny > 1 {
+                let position = if self.dims() == 3 {
                     format!("({}, {}, {})", src[0], src[1], src[2])
                 } else {
                     format!("({}, {})", src[0], src[2])
@@ -798,14 +800,7 @@ impl WaveConfig {
                     ),
                 ));
             }
-            let points: Vec<[usize; 3]> = if self.ny > 1 {
-                self.receivers_3d
-                    .iter()
-                    .map(|&(z, y, x)| [z, y, x])
-                    .collect()
-            } else {
-                self.receivers.iter().map(|&(z, x)| [z, 0, x]).collect()
-            };
+            let points = self.receiver_points();
             let n = points.iter().filter(|&&p| !axes_in(p).is_empty()).count();
             if n > 0 {
                 out.push((
