@@ -217,7 +217,15 @@ impl StepShape {
     ///
     /// ```
     /// use ppstencil::solver::blocking::StepShape;
-    /// let s = StepShape { radius: 2, levels: 3, domain: 2..98, row_bytes: 1, axis1: None, axis1_len: 0, ends: 10 };
+    /// let s = StepShape {
+    ///     radius: 2,
+    ///     levels: 3,
+    ///     domain: 2..98,
+    ///     row_bytes: 1,
+    ///     axis1: None,
+    ///     axis1_len: 0,
+    ///     ends: 10,
+    /// };
     /// assert_eq!([s.snap(2, 2, 98), s.snap(11, 2, 98), s.snap(12, 2, 98)], [2, 2, 12]);
     /// assert_eq!([s.snap(88, 2, 98), s.snap(89, 2, 98), s.snap(98, 2, 98)], [88, 98, 98]);
     /// ```
@@ -266,11 +274,12 @@ pub const AUTO_MIN_BAND: usize = 4;
 
 /// Rows per band chosen by [`BlockPlan::auto`] when the cache allows it: large enough that a
 /// launch's fork-join costs little next to its work and the band's halo (`2 r` rows) is
-/// re-read rarely. 64 rather than 32 since 2026-12-04: with two threads a PML's side strips
-/// (16-point rows, two launches per strip and band) spent more in forks and joins than in
-/// work at 32. At 64 a 20-cell PML costs 1.15–1.23 × the rigid step on the paper grid against
-/// 1.26–1.38 × at 32, and the rigid blocked step itself ran 1.83–2.33 × the fused step against
-/// 1.51–1.74 × at 32 (two threads; one thread: no change; `docs/notes/pml-cost.md`).
+/// re-read rarely. 64 rather than 32 since 2026-12-04: every launch of a band is forked over
+/// the threads and joined, and a PML adds four small ones per band (its side strips' two
+/// kernels); taller bands halve them. At 64 a 20-cell PML costs 1.15–1.23 × the rigid step
+/// on the paper grid against 1.26–1.38 × at 32, and the rigid blocked step itself ran
+/// 1.83–2.33 × the fused step against 1.51–1.74 × (two threads; one thread: no change;
+/// `docs/notes/pml-cost.md`).
 pub const AUTO_BAND: usize = 64;
 
 /// The narrowest tile (points of the second axis) [`BlockPlan::auto`] accepts when rows are

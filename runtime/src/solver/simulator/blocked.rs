@@ -33,7 +33,6 @@ use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{trailing, Dims, WaveKernels};
 use crate::solver::pml::{layer_boxes, PmlRows, PML_HALO};
-
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
 
@@ -116,12 +115,13 @@ where
     /// its second axis (y in 3D, x in 2D) for tiles.
     /// With the PML no band or tile stops within the layer and [`PML_HALO`] points of either
     /// end of the grid ([`StepShape::ends`]): a step updates the layer's slab across the
-    /// band (or tile) axis in one call, where `pml_update` reads `psi` [`PML_RADIUS`](crate::solver::PML_RADIUS) rows
-    /// away and each `psi` the level [`PML_RADIUS`](crate::solver::PML_RADIUS) rows further, and elsewhere the PML's
-    /// kernels read `psi` and the level only along the other axes, in the rows being
-    /// updated. So `psi` is computed on exactly the band's rows, and the steps lag only the
-    /// fused step's radius (lagging [`PML_HALO`] rows instead made the wavefront taller and
-    /// the PML run's step 10-15 % slower at order 4; `docs/notes/pml-cost.md`).
+    /// band (or tile) axis in one call, where `pml_update` reads `psi`
+    /// [`PML_RADIUS`](crate::solver::PML_RADIUS) rows away and each `psi` the level as far
+    /// again, and elsewhere the PML's kernels read `psi` and the level only along the other
+    /// axes, in the rows being updated. So `psi` is computed on exactly the band's rows and
+    /// the steps lag only the fused step's radius (they lagged [`PML_HALO`] rows before, with
+    /// `psi` 2 rows ahead of each band: a wavefront 1.5 times as tall at order 4 and a
+    /// little slower, about 2 % of the PML run's step; `docs/notes/pml-cost.md`).
     fn step_shape(c: &WaveConfig) -> Result<StepShape> {
         let info = Dims::<D>::fused_step_info(c.space_order)?;
         let plane = if D == 3 { c.ny * c.nx } else { c.nx };
