@@ -371,8 +371,8 @@ impl BlockPlan {
     /// whose wavefront, in bands of [`band_for`](Self::band_for) rows (at least
     /// [`AUTO_MIN_BAND`]), fits in a quarter of the cache; unless tiles along the second
     /// axis allow a deeper block that moves fewer bytes per step (`auto_tiled`'s measure;
-    /// whole rows move `1 / depth`): at 200³ (order 4) whole planes allow 3 steps, tiles 16,
-    /// and the tiled plan ran the rigid step 7 % and the PML's 30 % faster.
+    /// whole rows move `1 / depth`): at 200³ (order 4) whole planes allow 3 steps, tiles of
+    /// 47 lines 14 (`docs/bench/session_2026-12-04.log` has the runs of both plans).
     pub fn auto_or_why(
         shape: &StepShape,
         outer: usize,
