@@ -480,7 +480,7 @@ stencil! {
 
 /// Defines, from one list of `order => kernel / Marker`, the fused step's orders
 /// ([`SPACE_ORDERS`]) and its dispatch by order ([`fd_step_of_order`], [`fd_step_in`],
-/// [`fd_step_info`], and the 3D [`fd_step_3d_of_order`], [`fd_step_3d_in`],
+/// [`fd_step_info`], [`fd_step_member`], and the 3D [`fd_step_3d_of_order`], [`fd_step_3d_in`],
 /// [`fd_step_3d_info`]).
 macro_rules! fused_steps {
     ($($order:literal => $kernel:ident / $marker:ident, $kernel3:ident / $marker3:ident);* $(;)?) => {
@@ -569,6 +569,24 @@ macro_rules! fused_steps {
                 $($order => crate::launch::launch_in_region::<$marker3, E, T, 3>(
                     space, region, &mut [pnew], &[p, pold, kv2], &[],
                 ),)*
+                _ => Err(no_fused_kernel(order)),
+            }
+        }
+
+        /// The fused step of space order `order` in `D` dimensions (`fd_step_<order>`, or
+        /// `fd_step_3d_<order>` for `D` = 3) on `region` as a member of a
+        /// [group launch](crate::launch::launch_group), writing the group's field `outs` and
+        /// reading `ins` (`pnew`; `p`, `pold`, `kv2`).
+        pub fn fd_step_member<E: ExecutionSpace, T: Real, const D: usize>(
+            order: usize,
+            region: [std::ops::Range<usize>; D],
+            outs: &[usize],
+            ins: &[crate::launch::Arg],
+        ) -> Result<crate::launch::Member<E, T, D>> {
+            use crate::launch::Member;
+            match (D, order) {
+                $((2, $order) => Ok(Member::new::<$marker>(region, outs, ins, &[])),)*
+                $((3, $order) => Ok(Member::new::<$marker3>(region, outs, ins, &[])),)*
                 _ => Err(no_fused_kernel(order)),
             }
         }

@@ -9,6 +9,9 @@
 use crate::{Error, ExecutionSpace, Real, Result, ScalarField};
 use std::ops::Range;
 
+mod group;
+pub use group::{launch_group, Arg, Group, Member};
+
 /// The box of points a launch computes, on a field of shape `[nz, ny, nx]` (row-major, x
 /// contiguous; absent axes have size 1: a 2D field is `[nz, 1, nx]`, a 1D field `[1, 1, n]`):
 /// indices `lo[a]..hi[a]` along each axis `a` (0 = z, 1 = y, 2 = x).
@@ -420,13 +423,32 @@ pub trait Stencil {
 
     /// Runs the stencil over `grid`, one row after another. `outs` are whole output fields,
     /// `ins` whole input fields, `reals` the scalars, each in declaration order; `wins` where
-    /// each field (outputs, then inputs) lies in the grid.
+    /// each field (outputs, then inputs) lies in the grid. The row loops prefetch and stream
+    /// as the launch's [`RowPlan`](crate::__private::RowPlan) says for `grid`
+    /// ([`serial_with`](Self::serial_with) with that plan).
     fn serial<T: Real>(
         grid: &Region,
         wins: &[Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
+    ) -> Result<()> {
+        let fields = Self::INFO.outputs.len() + Self::INFO.inputs.len();
+        let plan = crate::exec::rows::RowPlan::for_launch::<T>(grid, fields);
+        Self::serial_with(grid, wins, outs, ins, reals, plan)
+    }
+
+    /// [`serial`](Self::serial) with the row loops run as `plan` says (prefetching,
+    /// streaming stores) rather than as `grid` alone would choose: a
+    /// [group launch](crate::launch::launch_group) runs each of its kernels a few rows at a
+    /// time, with the plan of the kernel's whole box.
+    fn serial_with<T: Real>(
+        grid: &Region,
+        wins: &[Window],
+        outs: &mut [&mut [T]],
+        ins: &[&[T]],
+        reals: &[T],
+        plan: crate::exec::rows::RowPlan,
     ) -> Result<()>;
 
     /// Runs the stencil over `grid` on the current rayon pool: the outermost axis is split
@@ -460,9 +482,9 @@ pub fn launch<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     reals: &[T],
     indices: &[usize],
 ) -> Result<()> {
-    let shape = check_fields::<S, _, T, D>(outs, ins, reals)?;
+    let shape = check_fields(&S::INFO, &shared(outs), ins, reals.len())?;
     let grid = Region::for_stencil(&S::INFO, shape, indices)?;
-    let wins = check_windows::<S, _, T, D>(&grid, outs, ins)?;
+    let wins = check_windows(&S::INFO, &grid, &shared(outs), ins)?;
     run_on::<S, E, T, D>(space, &grid, &wins, outs, ins, reals)
 }
 
@@ -504,7 +526,22 @@ pub fn launch_in_region<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     reals: &[T],
 ) -> Result<()> {
     let info = &S::INFO;
-    let shape = check_fields::<S, _, T, D>(outs, ins, reals)?;
+    let shape = check_fields(info, &shared(outs), ins, reals.len())?;
+    let Some(grid) = region_of(info, shape, &region)? else {
+        return Ok(());
+    };
+    let wins = check_windows(info, &grid, &shared(outs), ins)?;
+    run_on::<S, E, T, D>(space, &grid, &wins, outs, ins, reals)
+}
+
+/// The grid of a launch of the stencil `info` on the box `region` of fields of `shape`
+/// (`[nz, ny, nx]`), after checking that the box lies inside the stencil's domain; `None`
+/// when the box is empty. Shared by [`launch_in_region`] and group launches.
+pub(crate) fn region_of<const D: usize>(
+    info: &StencilInfo,
+    shape: [usize; 3],
+    region: &[Range<usize>; D],
+) -> Result<Option<Region>> {
     if info.point {
         return Err(Error::invalid(
             "launch_in",
@@ -514,7 +551,7 @@ pub fn launch_in_region<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     }
     let domain = Region::for_stencil(info, shape, &[])?;
     let mut grid = domain;
-    for (&a, r) in axes(D).iter().zip(&region) {
+    for (&a, r) in axes(D).iter().zip(region) {
         grid.lo[a] = r.start;
         grid.hi[a] = r.end;
     }
@@ -540,11 +577,7 @@ pub fn launch_in_region<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
             ),
         ));
     }
-    if grid.points() == 0 {
-        return Ok(());
-    }
-    let wins = check_windows::<S, _, T, D>(&grid, outs, ins)?;
-    run_on::<S, E, T, D>(space, &grid, &wins, outs, ins, reals)
+    Ok((grid.points() > 0).then_some(grid))
 }
 
 /// What the axes of a `dims`-dimensional field are called in messages, outermost first.
@@ -558,13 +591,13 @@ pub fn axis_words(dims: usize) -> &'static [&'static str] {
 
 /// Checks argument counts, the fields' dimensionality, and that every field that is not a
 /// window has the first such field's shape; returns it, the grid, as `[nz, ny, nx]`.
-fn check_fields<S: Stencil, M: crate::MemorySpace, T: Real, const D: usize>(
-    outs: &[&mut ScalarField<M, T, D>],
+pub(crate) fn check_fields<M: crate::MemorySpace, T: Real, const D: usize>(
+    info: &StencilInfo,
+    outs: &[&ScalarField<M, T, D>],
     ins: &[&ScalarField<M, T, D>],
-    reals: &[T],
+    reals: usize,
 ) -> Result<[usize; 3]> {
-    let info = &S::INFO;
-    info.check_arity(outs.len(), ins.len(), reals.len())?;
+    info.check_arity(outs.len(), ins.len(), reals)?;
     if D != info.dims {
         return Err(Error::invalid(
             format!("fields of kernel `{}`", info.name),
@@ -577,7 +610,7 @@ fn check_fields<S: Stencil, M: crate::MemorySpace, T: Real, const D: usize>(
     }
     let named: Vec<(&ScalarField<M, T, D>, &'static str)> = outs
         .iter()
-        .map(|f| &**f)
+        .copied()
         .zip(info.outputs.iter().copied())
         .chain(ins.iter().copied().zip(info.inputs.iter().copied()))
         .collect();
@@ -607,16 +640,16 @@ fn check_fields<S: Stencil, M: crate::MemorySpace, T: Real, const D: usize>(
 /// Every field's [`Window`] (outputs, then inputs), after checking that each window holds
 /// the points the launch over `grid` touches in it: the box for an output, the box widened
 /// by the stencil's radius along each axis for an input.
-fn check_windows<S: Stencil, M: crate::MemorySpace, T: Real, const D: usize>(
+pub(crate) fn check_windows<M: crate::MemorySpace, T: Real, const D: usize>(
+    info: &StencilInfo,
     grid: &Region,
-    outs: &[&mut ScalarField<M, T, D>],
+    outs: &[&ScalarField<M, T, D>],
     ins: &[&ScalarField<M, T, D>],
 ) -> Result<Vec<Window>> {
-    let info = &S::INFO;
     let reads = |a: usize| grid.lo[a].saturating_sub(info.radii[a])..grid.hi[a] + info.radii[a];
     let fields = outs
         .iter()
-        .map(|f| (&**f, false))
+        .map(|f| (*f, false))
         .chain(ins.iter().map(|f| (*f, true)));
     let names = info.outputs.iter().chain(info.inputs.iter());
     let mut wins = Vec::with_capacity(outs.len() + ins.len());
@@ -659,6 +692,13 @@ fn check_windows<S: Stencil, M: crate::MemorySpace, T: Real, const D: usize>(
         wins.push(w);
     }
     Ok(wins)
+}
+
+/// The output fields of a launch as shared references, for the checks.
+fn shared<'a, M: crate::MemorySpace, T: Real, const D: usize>(
+    outs: &'a [&mut ScalarField<M, T, D>],
+) -> Vec<&'a ScalarField<M, T, D>> {
+    outs.iter().map(|f| &**f).collect()
 }
 
 /// Hands the fields' buffers to the execution space.

@@ -65,6 +65,7 @@ const TEST_STENCIL_FILES: &[&str] = &[
     "tests/user_stencils.rs",
     "tests/nd_stencils.rs",
     "tests/windows.rs",
+    "tests/groups.rs",
 ];
 
 /// One compiled module: `(arch, image)` pairs.

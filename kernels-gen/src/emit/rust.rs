@@ -374,9 +374,10 @@ pub fn emit_rows(s: &Stencil) -> TokenStream {
     }
 }
 
-/// The serial driver: every row of the domain, run by run (the runtime's `row_runs`: one run
-/// in 2D; y-blocks, then z, in 3D), compiled for the widest vector unit the CPU has
-/// (`ppstencil::exec::vectorized`, through `run_rows`).
+/// The serial driver, `serial_with`: every row of the domain, run by run (the runtime's
+/// `row_runs`: one run in 2D; y-blocks, then z, in 3D), compiled for the widest vector unit
+/// the CPU has (`ppstencil::exec::vectorized`, through `run_rows`), with the row plan it is
+/// handed (the trait's `serial` hands it the launch's own).
 pub fn emit_serial(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
@@ -387,15 +388,15 @@ pub fn emit_serial(s: &Stencil) -> TokenStream {
     let nfields = Literal::usize_unsuffixed(outs.len() + ins.len());
     let rz = Literal::usize_unsuffixed(s.radii()[0]);
     quote! {
-        fn serial<T: ::ppstencil::__private::Real>(
+        fn serial_with<T: ::ppstencil::__private::Real>(
             grid: &::ppstencil::__private::Region,
             wins: &[::ppstencil::__private::Window],
             outs: &mut [&mut [T]],
             ins: &[&[T]],
             reals: &[T],
+            plan: ::ppstencil::__private::RowPlan,
         ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
             #unpack
-            let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, #nfields);
             let runs = ::ppstencil::__private::row_runs::<T>(grid, grid.lo[0]..grid.hi[0], #rz, #nfields);
             // `inline(always)`: inlined into run_rows' AVX2 copy, else compiled for the baseline.
             ::ppstencil::__private::run_rows(plan, #[inline(always)] |mode| {

@@ -44,12 +44,13 @@ impl AddSource {
             row = row.next(grid);
         }
     }
-    fn serial<T: ::ppstencil::__private::Real>(
+    fn serial_with<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
         wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
+        plan: ::ppstencil::__private::RowPlan,
     ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
         let [p] = outs else {
             return ::std::result::Result::Err(
@@ -71,7 +72,6 @@ impl AddSource {
                 ::ppstencil::__private::Error::arity("add_source", "field windows"),
             );
         };
-        let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 1);
         let runs = ::ppstencil::__private::row_runs::<
             T,
         >(grid, grid.lo[0]..grid.hi[0], 0, 1);

@@ -57,12 +57,13 @@ impl FdAbsorb {
             row = row.next(grid);
         }
     }
-    fn serial<T: ::ppstencil::__private::Real>(
+    fn serial_with<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
         wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
+        plan: ::ppstencil::__private::RowPlan,
     ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
         let [pnew] = outs else {
             return ::std::result::Result::Err(
@@ -84,7 +85,6 @@ impl FdAbsorb {
                 ::ppstencil::__private::Error::arity("fd_absorb", "field windows"),
             );
         };
-        let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 3);
         let runs = ::ppstencil::__private::row_runs::<
             T,
         >(grid, grid.lo[0]..grid.hi[0], 0, 3);

@@ -60,12 +60,13 @@ impl FdPxx {
             row = row.next(grid);
         }
     }
-    fn serial<T: ::ppstencil::__private::Real>(
+    fn serial_with<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
         wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
+        plan: ::ppstencil::__private::RowPlan,
     ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
         let [pxx] = outs else {
             return ::std::result::Result::Err(
@@ -87,7 +88,6 @@ impl FdPxx {
                 ::ppstencil::__private::Error::arity("fd_pxx", "field windows"),
             );
         };
-        let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);
         let runs = ::ppstencil::__private::row_runs::<
             T,
         >(grid, grid.lo[0]..grid.hi[0], 0, 2);

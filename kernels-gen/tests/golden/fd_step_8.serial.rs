@@ -122,12 +122,13 @@ impl FdStep8 {
             row = row.next(grid);
         }
     }
-    fn serial<T: ::ppstencil::__private::Real>(
+    fn serial_with<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
         wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
+        plan: ::ppstencil::__private::RowPlan,
     ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
         let [pnew] = outs else {
             return ::std::result::Result::Err(
@@ -149,7 +150,6 @@ impl FdStep8 {
                 ::ppstencil::__private::Error::arity("fd_step_8", "field windows"),
             );
         };
-        let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 4);
         let runs = ::ppstencil::__private::row_runs::<
             T,
         >(grid, grid.lo[0]..grid.hi[0], 4, 4);

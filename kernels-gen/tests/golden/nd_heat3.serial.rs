@@ -80,12 +80,13 @@ impl NdHeat3 {
             row = row.next(grid);
         }
     }
-    fn serial<T: ::ppstencil::__private::Real>(
+    fn serial_with<T: ::ppstencil::__private::Real>(
         grid: &::ppstencil::__private::Region,
         wins: &[::ppstencil::__private::Window],
         outs: &mut [&mut [T]],
         ins: &[&[T]],
         reals: &[T],
+        plan: ::ppstencil::__private::RowPlan,
     ) -> ::std::result::Result<(), ::ppstencil::__private::Error> {
         let [unew] = outs else {
             return ::std::result::Result::Err(
@@ -107,7 +108,6 @@ impl NdHeat3 {
                 ::ppstencil::__private::Error::arity("nd_heat3", "field windows"),
             );
         };
-        let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);
         let runs = ::ppstencil::__private::row_runs::<
             T,
         >(grid, grid.lo[0]..grid.hi[0], 1, 2);

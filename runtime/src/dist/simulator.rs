@@ -357,7 +357,7 @@ where
             }
             if let Some(pml) = &mut pml {
                 let kv2 = (c.kernels == StepKernels::Fused).then_some(&kv2);
-                pml.step(space, &mut pnew, &p, kv2, &PmlRows::ALL)?;
+                pml.step(space, &mut pnew, &p, kv2, &PmlRows::ALL, None)?;
             }
             if let Some(eta) = &eta {
                 for b in &layer {

@@ -15,7 +15,7 @@ mod simd;
 pub use cache::{cache_sizes, CacheSizes};
 pub use simd::{simd, vectorized, Simd};
 
-use crate::launch::{Region, Stencil, Window};
+use crate::launch::{Group, Region, Stencil, Window};
 use crate::memory::HostBuffer;
 use crate::{Error, MemSpaceHost, MemorySpace, Param, Real, Result};
 use std::sync::Arc;
@@ -49,6 +49,16 @@ pub trait ExecutionSpace: Send + Sync + 'static {
         ins: &[&<Self::Memory as MemorySpace>::Buffer<T>],
         reals: &[T],
     ) -> Result<()>;
+
+    /// Runs a checked [group launch](crate::launch::launch_group): by default its kernels
+    /// one after another ([`Group::in_turn`]); the host's [`Rayon`] runs them in one
+    /// parallel pass, task by task.
+    fn launch_group<T: Real>(&self, group: Group<'_, Self, T>) -> Result<()>
+    where
+        Self: Sized,
+    {
+        group.in_turn(self)
+    }
 
     /// Waits until every launched kernel has finished (a no-op on the host).
     fn synchronize(&self) -> Result<()> {
@@ -198,6 +208,11 @@ impl ExecutionSpace for Rayon {
             Some(pool) => pool.install(f),
             None => f(),
         }
+    }
+
+    fn launch_group<T: Real>(&self, group: Group<'_, Self, T>) -> Result<()> {
+        let size = std::mem::size_of::<T>();
+        self.install(|| group.by_rows(|grid, fields| self.rows_per_task(grid, fields, size)))
     }
 
     fn launch<S: Stencil, T: Real>(

@@ -15,7 +15,7 @@ use crate::kernels::{
     PmlUpdate3dX, PmlUpdate3dXy, PmlUpdate3dXz, PmlUpdate3dY, PmlUpdate3dYz, PmlUpdate3dZ,
     PmlUpdateX, PmlUpdateZ,
 };
-use crate::launch::{launch_in_region, Stencil, StencilInfo};
+use crate::launch::{launch_group, Arg, Member, Stencil, StencilInfo};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::ops::Range;
 
@@ -42,15 +42,50 @@ pub trait WaveKernels<const D: usize> {
     type PmlUpdate: Stencil;
 
     /// One of the PML's kernels on `region`, a box of the layer ([`PmlBox`](super::PmlBox))
-    /// in the layer along `axes` (outermost first): the first (`update` false) or the
-    /// second. On a face (one axis) the one-axis kernel runs, `pml_psi_<x|z>` (fields `psi`,
-    /// then `p`, `a`, `b` of that axis) or `pml_update_<x|z>` (fields `pnew`, `zeta`, then
-    /// `p`, `psi`, `kv2`, `a`, `b`), `pml_psi_3d_<x|y|z>` and `pml_update_3d_<x|y|z>` in 3D;
-    /// on an edge of a 3D layer (two axes) the two-axis kernel, `pml_psi_3d_<xy|xz|yz>` or
-    /// `pml_update_3d_<xy|xz|yz>`, with the fields of [`PmlPsi`](Self::PmlPsi) or
-    /// [`PmlUpdate`](Self::PmlUpdate) for its two axes; on a corner (all axes) those two.
-    /// The per-axis fields come x first. One choice for 2D and 3D (`D` is 2 or 3: the trait
-    /// is implemented for those only).
+    /// in the layer along `axes` (outermost first), as a member of a
+    /// [group launch](crate::launch::launch_group) writing the group's fields `outs` and
+    /// reading `ins`: the first kernel (`update` false) or the second. On a face (one axis)
+    /// the one-axis kernel runs, `pml_psi_<x|z>` (fields `psi`, then `p`, `a`, `b` of that
+    /// axis) or `pml_update_<x|z>` (fields `pnew`, `zeta`, then `p`, `psi`, `kv2`, `a`, `b`),
+    /// `pml_psi_3d_<x|y|z>` and `pml_update_3d_<x|y|z>` in 3D; on an edge of a 3D layer (two
+    /// axes) the two-axis kernel, `pml_psi_3d_<xy|xz|yz>` or `pml_update_3d_<xy|xz|yz>`, with
+    /// the fields of [`PmlPsi`](Self::PmlPsi) or [`PmlUpdate`](Self::PmlUpdate) for its two
+    /// axes; on a corner (all axes) those two. The per-axis fields come x first. One choice
+    /// for 2D and 3D (`D` is 2 or 3: the trait is implemented for those only).
+    fn pml_member<E: ExecutionSpace, T: Real>(
+        axes: &[usize],
+        update: bool,
+        region: [Range<usize>; D],
+        outs: &[usize],
+        ins: &[Arg],
+    ) -> Member<E, T, D> {
+        let member = match (D, axes, update) {
+            (2, [0], false) => Member::new::<PmlPsiZ>,
+            (2, [0], true) => Member::new::<PmlUpdateZ>,
+            (2, [1], false) => Member::new::<PmlPsiX>,
+            (2, [1], true) => Member::new::<PmlUpdateX>,
+            (2, _, false) => Member::new::<PmlPsi>,
+            (2, _, true) => Member::new::<PmlUpdate>,
+            (_, [0], false) => Member::new::<PmlPsi3dZ>,
+            (_, [0], true) => Member::new::<PmlUpdate3dZ>,
+            (_, [1], false) => Member::new::<PmlPsi3dY>,
+            (_, [1], true) => Member::new::<PmlUpdate3dY>,
+            (_, [2], false) => Member::new::<PmlPsi3dX>,
+            (_, [2], true) => Member::new::<PmlUpdate3dX>,
+            (_, [0, 1], false) => Member::new::<PmlPsi3dYz>,
+            (_, [0, 1], true) => Member::new::<PmlUpdate3dYz>,
+            (_, [0, 2], false) => Member::new::<PmlPsi3dXz>,
+            (_, [0, 2], true) => Member::new::<PmlUpdate3dXz>,
+            (_, [1, 2], false) => Member::new::<PmlPsi3dXy>,
+            (_, [1, 2], true) => Member::new::<PmlUpdate3dXy>,
+            (_, _, false) => Member::new::<PmlPsi3d>,
+            (_, _, true) => Member::new::<PmlUpdate3d>,
+        };
+        member(region, outs, ins, &[])
+    }
+
+    /// [`pml_member`](Self::pml_member) launched on its own, with `outs` and `ins` the
+    /// kernel's fields in its order.
     fn pml_kernel<E: ExecutionSpace, T: Real>(
         space: &E,
         axes: &[usize],
@@ -59,29 +94,10 @@ pub trait WaveKernels<const D: usize> {
         outs: &mut [&mut Field<E, T, D>],
         ins: &[&Field<E, T, D>],
     ) -> Result<()> {
-        let run = match (D, axes, update) {
-            (2, [0], false) => launch_in_region::<PmlPsiZ, E, T, D>,
-            (2, [0], true) => launch_in_region::<PmlUpdateZ, E, T, D>,
-            (2, [1], false) => launch_in_region::<PmlPsiX, E, T, D>,
-            (2, [1], true) => launch_in_region::<PmlUpdateX, E, T, D>,
-            (2, _, false) => launch_in_region::<PmlPsi, E, T, D>,
-            (2, _, true) => launch_in_region::<PmlUpdate, E, T, D>,
-            (_, [0], false) => launch_in_region::<PmlPsi3dZ, E, T, D>,
-            (_, [0], true) => launch_in_region::<PmlUpdate3dZ, E, T, D>,
-            (_, [1], false) => launch_in_region::<PmlPsi3dY, E, T, D>,
-            (_, [1], true) => launch_in_region::<PmlUpdate3dY, E, T, D>,
-            (_, [2], false) => launch_in_region::<PmlPsi3dX, E, T, D>,
-            (_, [2], true) => launch_in_region::<PmlUpdate3dX, E, T, D>,
-            (_, [0, 1], false) => launch_in_region::<PmlPsi3dYz, E, T, D>,
-            (_, [0, 1], true) => launch_in_region::<PmlUpdate3dYz, E, T, D>,
-            (_, [0, 2], false) => launch_in_region::<PmlPsi3dXz, E, T, D>,
-            (_, [0, 2], true) => launch_in_region::<PmlUpdate3dXz, E, T, D>,
-            (_, [1, 2], false) => launch_in_region::<PmlPsi3dXy, E, T, D>,
-            (_, [1, 2], true) => launch_in_region::<PmlUpdate3dXy, E, T, D>,
-            (_, _, false) => launch_in_region::<PmlPsi3d, E, T, D>,
-            (_, _, true) => launch_in_region::<PmlUpdate3d, E, T, D>,
-        };
-        run(space, region, outs, ins, &[])
+        let o: Vec<usize> = (0..outs.len()).collect();
+        let i: Vec<Arg> = (0..ins.len()).map(Arg::In).collect();
+        let member = Self::pml_member(axes, update, region, &o, &i);
+        launch_group(space, outs, ins, &[member])
     }
 
     /// Sets the pressure at `at` to `value` (the paper's source).

@@ -25,6 +25,7 @@
 //! validation (`config.rs`).
 
 use super::dims::{Dims, WaveKernels};
+use crate::launch::{launch_group, Arg};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::ops::Range;
 
@@ -394,12 +395,22 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         })
     }
 
-    /// The PML's part of one time step, after the interior step wrote `pnew` from `p`:
-    /// updates `psi` on every box, then `zeta` and `pnew` (two passes, because the update
-    /// reads `psi` at neighbours), with the kernels of [`WaveKernels`](super::WaveKernels)
-    /// (`pml_psi`, `pml_update`; `_3d` in 3D). `kv2`: the fused step's `(dt/dh)² v²` (`None`
-    /// with the split kernels: the PML's own). Only the boxes' parts in `rows` (a band and a
-    /// tile of a blocked run).
+    /// The PML's part of one time step, after the interior step wrote `pnew` from `p` (or
+    /// with it: `interior`): updates `psi` on every box, then `zeta` and `pnew` (two passes,
+    /// because the update reads `psi` at neighbours), with the kernels of
+    /// [`WaveKernels`](super::WaveKernels) (`pml_psi`, `pml_update`; `_3d` in 3D). `kv2`: the
+    /// fused step's `(dt/dh)² v²` (`None` with the split kernels: the PML's own). Only the
+    /// boxes' parts in `rows` (a band and a tile of a blocked run).
+    ///
+    /// The launches are two [groups](crate::launch::launch_group), so that the host's rayon
+    /// forks and joins its pool twice per call rather than twice per box. The first: the
+    /// interior step (when given), `psi` on every box, and the update of the boxes that
+    /// read `psi` along the inner axes only (not in the layer along the outermost axis: the
+    /// side strips in 2D; the x and y faces and the edges between them in 3D), which read
+    /// it in their own rows (planes). The second: the update of the other boxes, which lie
+    /// in the layer's slabs across the outermost axis and read `psi` rows away. Every
+    /// update thus reads `psi` of this step, and the result is that of the two passes over
+    /// all boxes, bit for bit.
     pub(crate) fn step<E: ExecutionSpace<Memory = M>>(
         &mut self,
         space: &E,
@@ -407,6 +418,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         p: &ScalarField<M, T, D>,
         kv2: Option<&ScalarField<M, T, D>>,
         rows: &PmlRows,
+        interior: Option<Interior<'_, M, T, D>>,
     ) -> Result<()>
     where
         Dims<D>: WaveKernels<D>,
@@ -426,78 +438,115 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 "the PML needs (dt/dh)² v²",
             ));
         };
-        // A box's kernels take the fields of its axes only, x first (the axes in reverse
-        // order), each from the side of the layer whose window holds the box: per axis `psi`,
-        // then `p` and per axis `a`, `b`; or `pnew` and per axis `zeta`, then `p`, per axis
-        // `psi`, `kv2` and per axis `a`, `b`.
-        fn of_box<'f, M: crate::MemorySpace, T: Real, const D: usize>(
-            layer: &'f mut [Option<LayerFields<M, T, D>>],
-            b: &PmlBox<D>,
-        ) -> Result<Vec<&'f mut LayerFields<M, T, D>>> {
-            // Per axis of the box, the first side whose window holds it along that axis (on
-            // a grid narrower than two slabs, the sides' windows overlap).
+        // The groups' fields: written `pnew`, then per side of the layer `psi`, `zeta`;
+        // read `p`, `kv2`, the interior's `pold`, then per side `a`, `b`. `at[i]`: where
+        // side `i`'s fields are, as (psi, zeta, a, b) indices.
+        let mut outs = vec![pnew];
+        let mut ins = vec![p, kv2];
+        if let Some(i) = &interior {
+            ins.push(i.pold);
+        }
+        let mut at = vec![None; self.layer.len()];
+        for (i, side) in self.layer.iter_mut().enumerate() {
+            if let Some(LayerFields { a, b, psi, zeta }) = side {
+                at[i] = Some((outs.len(), outs.len() + 1, ins.len(), ins.len() + 1));
+                outs.extend([psi, zeta]);
+                ins.extend([&*a, &*b]);
+            }
+        }
+        // Per axis of a box, the first side whose window holds it along that axis (on a
+        // grid narrower than two slabs, the sides' windows overlap), x first (the axes in
+        // reverse order).
+        let sides = |b: &PmlBox<D>| -> Result<Vec<(usize, usize, usize, usize)>> {
             let holds = |i: usize| {
-                layer[i].as_ref().is_some_and(|f| {
-                    let k = i / 2;
-                    let (from, len) = (f.psi.origin()[k], f.psi.shape()[k]);
-                    from <= b.region[k].start && b.region[k].end <= from + len
-                })
+                let Some((k, ..)) = at[i] else { return false };
+                let f = &outs[k];
+                let axis = i / 2;
+                let (from, len) = (f.origin()[axis], f.shape()[axis]);
+                from <= b.region[axis].start && b.region[axis].end <= from + len
             };
-            let Some(want) = b
-                .axes
+            b.axes
                 .iter()
-                .map(|&k| (2 * k..2 * k + 2).find(|&i| holds(i)))
-                .collect::<Option<Vec<usize>>>()
-            else {
-                return Err(Error::invalid(
-                    "PML box",
-                    format!("{:?}", b.region),
-                    "it must lie in one side of the layer along each of its axes",
-                ));
-            };
-            let mut at: Vec<_> = layer
-                .iter_mut()
-                .enumerate()
-                .filter(|(i, _)| want.contains(i))
-                .filter_map(|(_, f)| f.as_mut())
-                .collect();
-            at.reverse();
-            Ok(at)
+                .rev()
+                .map(|&k| (2 * k..2 * k + 2).find(|&i| holds(i)).and_then(|i| at[i]))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "PML box",
+                        format!("{:?}", b.region),
+                        "it must lie in one side of the layer along each of its axes",
+                    )
+                })
+        };
+        // The kernels: `psi` per box (fields `psi` per axis; `p`, `a`, `b` per axis), the
+        // update per box (`pnew`, `zeta` per axis; `p`, `psi` per axis, `kv2`, `a`, `b` per
+        // axis).
+        let (mut first, mut rest) = (Vec::new(), Vec::new());
+        if let Some(i) = &interior {
+            let reads = [Arg::In(0), Arg::In(2), Arg::In(1)];
+            first.push(crate::kernels::fd_step_member(
+                i.order,
+                i.region.clone(),
+                &[0],
+                &reads,
+            )?);
         }
-        for b in &self.psi_boxes {
-            let Some(region) = cut(&b.region, &rows.0) else {
-                continue;
-            };
-            let (mut outs, mut ab) = (Vec::new(), Vec::new());
-            for f in of_box(&mut self.layer, b)? {
-                let LayerFields { a, b, psi, .. } = f;
-                outs.push(psi);
-                ab.extend([&*a, &*b]);
+        for (update, boxes) in [(false, &self.psi_boxes), (true, &self.boxes)] {
+            for b in boxes {
+                let Some(region) = cut(&b.region, &rows.0) else {
+                    continue;
+                };
+                let fields = sides(b)?;
+                let ab = fields
+                    .iter()
+                    .flat_map(|&(.., a, b)| [Arg::In(a), Arg::In(b)]);
+                if !update {
+                    let outs: Vec<usize> = fields.iter().map(|f| f.0).collect();
+                    let ins: Vec<Arg> = std::iter::once(Arg::In(0)).chain(ab).collect();
+                    first.push(Dims::<D>::pml_member(&b.axes, false, region, &outs, &ins));
+                    continue;
+                }
+                let outs: Vec<usize> = std::iter::once(0)
+                    .chain(fields.iter().map(|f| f.1))
+                    .collect();
+                let ins: Vec<Arg> = std::iter::once(Arg::In(0))
+                    .chain(fields.iter().map(|f| Arg::Out(f.0)))
+                    .chain([Arg::In(1)])
+                    .chain(ab)
+                    .collect();
+                let member = Dims::<D>::pml_member(&b.axes, true, region, &outs, &ins);
+                // Along the outermost axis, an update reads `psi` rows away from its own.
+                if b.axes.contains(&0) {
+                    rest.push(member);
+                } else {
+                    first.push(member);
+                }
             }
-            let ins: Vec<_> = std::iter::once(p).chain(ab).collect();
-            Dims::<D>::pml_kernel(space, &b.axes, false, region, &mut outs, &ins)?;
         }
-        for b in &self.boxes {
-            let Some(region) = cut(&b.region, &rows.0) else {
-                continue;
-            };
-            let mut outs = vec![&mut *pnew];
-            let (mut psi, mut ab) = (Vec::new(), Vec::new());
-            for f in of_box(&mut self.layer, b)? {
-                let LayerFields { a, b, psi: s, zeta } = f;
-                outs.push(zeta);
-                psi.push(&*s);
-                ab.extend([&*a, &*b]);
-            }
-            let ins: Vec<_> = std::iter::once(p)
-                .chain(psi)
-                .chain([kv2])
-                .chain(ab)
-                .collect();
-            Dims::<D>::pml_kernel(space, &b.axes, true, region, &mut outs, &ins)?;
-        }
+        launch_group(space, &mut outs, &ins, &first)?;
+        launch_group(space, &mut outs, &ins, &rest)?;
         Ok(())
     }
+
+    /// Whether the PML updates the pressure at `point` (it lies in one of its boxes): an
+    /// additive source there must be added before the PML's update, so the interior step
+    /// does not join the PML's group then.
+    pub(crate) fn updates(&self, point: [usize; D]) -> bool {
+        self.boxes
+            .iter()
+            .any(|b| (0..D).all(|a| b.region[a].contains(&point[a])))
+    }
+}
+
+/// The interior step when it runs with the PML's kernels ([`Pml::step`]): the fused step of
+/// space order `order` on `region`, from `p` (the step's level) and `pold`.
+pub(crate) struct Interior<'f, M: crate::MemorySpace, T: Real, const D: usize> {
+    /// The fused step's space order.
+    pub(crate) order: usize,
+    /// Its box (the whole domain, or a band and tile of a blocked run).
+    pub(crate) region: [Range<usize>; D],
+    /// The level before `p`.
+    pub(crate) pold: &'f ScalarField<M, T, D>,
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::blocking::Blocking;
 use super::config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
 use super::physics::{absorbing_eta, layer_depth, source_sample};
-use super::pml::{layer_boxes, Pml, PmlRows};
+use super::pml::{layer_boxes, Interior, Pml, PmlRows};
 use crate::launch::launch_in_region;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
@@ -712,27 +712,43 @@ where
         if c.source_mode == SourceMode::Set {
             Dims::<D>::set_source(space, p, w, src)?;
         }
-        match &mut run.work {
-            StepFields::Split { pxx, pzz } => {
+        // With a PML the fused step runs in the PML's first group (`Pml::step`), unless an
+        // additive source lies where the PML updates the pressure: it is added between the
+        // two.
+        let add = c.source_mode == SourceMode::Add;
+        let between = add && run.pml.as_ref().is_some_and(|pml| pml.updates(src));
+        let mut pml_pending = run.pml.is_some();
+        match (&mut run.work, &mut run.pml) {
+            (StepFields::Split { pxx, pzz }, _) => {
                 let v = self.velocity.as_ref().or(run.layered.as_ref());
                 let v =
                     v.ok_or_else(|| Error::invalid(Param::Velocity, "none", "no velocity model"))?;
                 Dims::<D>::split_step(space, pnew, p, pold, v, pxx, pzz, run.dtdh2)?;
             }
-            StepFields::Fused { kv2 } => {
+            (StepFields::Fused { kv2 }, Some(pml)) if !between => {
+                let r = c.radius();
+                let interior = Interior {
+                    order: c.space_order,
+                    region: std::array::from_fn(|a| r..pnew.shape()[a] - r),
+                    pold,
+                };
+                pml.step(space, pnew, p, Some(kv2), &PmlRows::ALL, Some(interior))?;
+                pml_pending = false;
+            }
+            (StepFields::Fused { kv2 }, _) => {
                 Dims::<D>::fused_step(space, c.space_order, pnew, p, pold, kv2)?
             }
         }
-        if c.source_mode == SourceMode::Add {
+        if add {
             Dims::<D>::add_source(space, pnew, w, src)?;
         }
-        if let Some(pml) = &mut run.pml {
+        if let (true, Some(pml)) = (pml_pending, &mut run.pml) {
             // The PML: its memory variables and its correction of `pnew`, on the layer only.
             let kv2 = match &run.work {
                 StepFields::Fused { kv2 } => Some(kv2),
                 StepFields::Split { .. } => None,
             };
-            pml.step(space, pnew, p, kv2, &PmlRows::ALL)?;
+            pml.step(space, pnew, p, kv2, &PmlRows::ALL, None)?;
         }
         if let Some(eta) = &run.eta {
             // Only the layer: the top and bottom strips, then the sides between them (and

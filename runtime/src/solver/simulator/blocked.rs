@@ -32,7 +32,7 @@ use super::{
 use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{trailing, Dims, WaveKernels};
-use crate::solver::pml::{layer_boxes, PmlRows, PML_HALO};
+use crate::solver::pml::{layer_boxes, Interior, PmlRows, PML_HALO};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
 
@@ -251,21 +251,38 @@ where
                 let mut region = inner.clone();
                 region[0] = rows.clone();
                 region[1] = cols.clone();
-                Dims::<D>::fused_step_in(space, c.space_order, region, out, level, before, kv2)?;
                 let has_source = rows.contains(&c.src_z) && cols.contains(&at[1]);
-                if has_source && c.source_mode == SourceMode::Add {
-                    Dims::<D>::add_source(space, out, wavelet[it], at)?;
-                }
-                if let Some(pml) = pml {
-                    // psi, then zeta and the pressure, on the band and the tile: the layer's
-                    // slabs across their axes lie in one band or tile (`step_shape`).
-                    pml.step(
+                let add = has_source && c.source_mode == SourceMode::Add;
+                // The PML (psi, then zeta and the pressure) on the band and the tile: the
+                // layer's slabs across their axes lie in one band or tile (`step_shape`). The
+                // fused step runs in its first group, as in `step`, unless an additive source
+                // lies where the PML updates the pressure: it is added between the two.
+                let between = add && pml.as_ref().is_some_and(|pml| pml.updates(at));
+                let band = PmlRows([rows.clone(), cols.clone()]);
+                match pml.as_mut() {
+                    Some(pml) if !between => {
+                        let interior = Interior {
+                            order: c.space_order,
+                            region,
+                            pold: before,
+                        };
+                        pml.step(space, out, level, Some(kv2), &band, Some(interior))?;
+                    }
+                    _ => Dims::<D>::fused_step_in(
                         space,
+                        c.space_order,
+                        region,
                         out,
                         level,
-                        Some(kv2),
-                        &PmlRows([rows.clone(), cols.clone()]),
-                    )?;
+                        before,
+                        kv2,
+                    )?,
+                }
+                if add {
+                    Dims::<D>::add_source(space, out, wavelet[it], at)?;
+                }
+                if let (true, Some(pml)) = (between, pml.as_mut()) {
+                    pml.step(space, out, level, Some(kv2), &band, None)?;
                 }
                 if let Some(eta) = eta {
                     // The layer's boxes as the unblocked step launches them, cut to the band

@@ -1,0 +1,382 @@
+//! Group launches: several kernels launched as one, each on its own box, sharing fields,
+//! which the host's [`Rayon`](crate::Rayon) space runs row by row in one parallel pass
+//! (every task runs each kernel in turn on the same rows) rather than as one parallel pass
+//! per kernel.
+//!
+//! What it is for: a kernel on a narrow part of the grid after a kernel on all of it (the
+//! PML's side strips after the interior step) costs little in arithmetic but much in
+//! launches (a fork and join of the pool each, the threads idle while the small one runs)
+//! and in cache (the rows it reads were written a whole launch earlier). In a group it runs
+//! in the big kernel's tasks, right after their rows.
+//!
+//! The rule that makes this safe, checked by [`launch_group`]: a kernel that reads a field
+//! the group writes reads it only in the rows (3D: planes) it computes, that is with offset
+//! 0 along the outermost axis (its stencil's radius there is 0). Then running the kernels
+//! task by task gives every point what running them one after another over their whole
+//! boxes gives it, bit for bit; the other execution spaces do exactly that
+//! ([`Group::in_turn`]).
+//!
+//! ```
+//! use ppstencil::launch::{launch_group, Arg, Member};
+//! use ppstencil::{stencil, HostField, Rayon, ScalarField};
+//! stencil! {
+//!     fn smooth(o: out, p: in) { o[0, 0] = 0.25 * (p[-1, 0] + p[1, 0] + p[0, -1] + p[0, 1]); }
+//!     fn twice(o: inout) { o[0, 0] = 2.0 * o[0, 0]; }
+//! }
+//! let p = HostField::<f64>::from_fn(6, 8, |z, x| (z * 8 + x) as f64)?;
+//! let mut o: HostField<f64> = ScalarField::new(6, 8)?;
+//! // `smooth` on rows 1..5, then `twice` on columns 1..3 of the rows it wrote.
+//! let members = [
+//!     Member::<Rayon, f64, 2>::new::<Smooth>([1..5, 1..7], &[0], &[Arg::In(0)], &[]),
+//!     Member::new::<Twice>([1..5, 1..3], &[0], &[], &[]),
+//! ];
+//! launch_group(&Rayon::new(), &mut [&mut o], &[&p], &members)?;
+//! assert_eq!(o[(2, 2)], 2.0 * 18.0);
+//! assert_eq!(o[(2, 4)], 20.0);
+//! # Ok::<(), ppstencil::Error>(())
+//! ```
+
+use super::{check_fields, check_windows, region_of, Region, Stencil, StencilInfo, Window};
+use crate::exec::rows::RowPlan;
+use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Real, Result, ScalarField};
+use std::ops::Range;
+
+/// Where a kernel of a group finds one of its input fields: the group's written fields
+/// (`outs` of [`launch_group`]) or its read-only ones (`ins`), by index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// `outs[k]`: a field some kernel of the group writes (or may write).
+    Out(usize),
+    /// `ins[k]`: a field no kernel of the group writes.
+    In(usize),
+}
+
+/// A buffer of execution space `E`'s memory.
+type Buf<E, T> = <<E as ExecutionSpace>::Memory as MemorySpace>::Buffer<T>;
+
+/// [`ExecutionSpace::launch`] of one stencil, as a function pointer.
+type LaunchFn<E, T> =
+    fn(&E, &Region, &[Window], &mut [&mut Buf<E, T>], &[&Buf<E, T>], &[T]) -> Result<()>;
+
+/// [`Stencil::serial_with`] of one stencil, as a function pointer.
+type HostFn<T> = fn(&Region, &[Window], &mut [&mut [T]], &[&[T]], &[T], RowPlan) -> Result<()>;
+
+/// One kernel of a group launch: stencil `S` (chosen by [`Member::new`]) on the box
+/// `region` of its domain (one range per axis, outermost first, as for
+/// [`launch_in_region`](super::launch_in_region)), writing the group's fields `outs` (indices
+/// into [`launch_group`]'s `outs`, in the stencil's order of outputs) and reading `ins` (in
+/// its order of inputs).
+pub struct Member<E: ExecutionSpace, T: Real, const D: usize> {
+    info: StencilInfo,
+    launch: LaunchFn<E, T>,
+    host: HostFn<T>,
+    region: [Range<usize>; D],
+    outs: Vec<usize>,
+    ins: Vec<Arg>,
+    reals: Vec<T>,
+}
+
+impl<E: ExecutionSpace, T: Real, const D: usize> Member<E, T, D> {
+    /// Stencil `S` on `region`, writing `outs` and reading `ins` of the group, with the real
+    /// scalars `reals`; [`launch_group`] checks all of it.
+    pub fn new<S: Stencil>(
+        region: [Range<usize>; D],
+        outs: &[usize],
+        ins: &[Arg],
+        reals: &[T],
+    ) -> Self {
+        Member {
+            info: S::INFO,
+            launch: E::launch::<S, T>,
+            host: S::serial_with::<T>,
+            region,
+            outs: outs.to_vec(),
+            ins: ins.to_vec(),
+            reals: reals.to_vec(),
+        }
+    }
+
+    /// The member's stencil's name.
+    pub fn name(&self) -> &'static str {
+        self.info.name
+    }
+}
+
+/// A checked member: its grid (the box as a [`Region`]), every field's window (outputs,
+/// then inputs) and the row plan of its whole box.
+struct Planned<E: ExecutionSpace, T: Real> {
+    launch: LaunchFn<E, T>,
+    host: HostFn<T>,
+    grid: Region,
+    wins: Vec<Window>,
+    plan: RowPlan,
+    outs: Vec<usize>,
+    ins: Vec<Arg>,
+    reals: Vec<T>,
+}
+
+/// A checked group launch, handed to [`ExecutionSpace::launch_group`]: the kernels in order,
+/// the buffers of the fields they write and of those they only read.
+pub struct Group<'a, E: ExecutionSpace, T: Real> {
+    members: Vec<Planned<E, T>>,
+    outs: Vec<&'a mut Buf<E, T>>,
+    out_wins: Vec<Window>,
+    /// Per field of `outs`, whether a member writes it (the others are only read, and may
+    /// be read in any row).
+    written: Vec<bool>,
+    ins: Vec<&'a Buf<E, T>>,
+}
+
+/// Runs `members` in order as one launch on `space`: each on its box, with fields taken from
+/// `outs` (written by some member; [`Arg::Out`]) and `ins` (read only; [`Arg::In`]).
+///
+/// Each member is checked as [`launch_in_region`](super::launch_in_region) checks a launch
+/// (arity, dimensions, shapes, windows, the box inside the domain), and the group as a
+/// whole: indices in range, no field written twice by one member or both written and read
+/// by it, all members on the same grid, and the row rule of the module's doc (a member that
+/// reads a field of `outs` has radius 0 along the outermost axis). Errors name the member
+/// and the fix; nothing runs unless every check passes.
+///
+/// The host's [`Rayon`](crate::Rayon) runs the group in one parallel pass, each task running
+/// every member on the task's rows in turn; the other spaces run the members one after
+/// another ([`Group::in_turn`]). Both give every point the same value, bit for bit.
+pub fn launch_group<E: ExecutionSpace, T: Real, const D: usize>(
+    space: &E,
+    outs: &mut [&mut ScalarField<E::Memory, T, D>],
+    ins: &[&ScalarField<E::Memory, T, D>],
+    members: &[Member<E, T, D>],
+) -> Result<()> {
+    let bad = |m: &Member<E, T, D>, problem: String, fix: &str| {
+        Error::invalid(
+            format!("group member `{}`", m.info.name),
+            problem,
+            fix.to_string(),
+        )
+    };
+    let written: Vec<usize> = members.iter().flat_map(|m| m.outs.clone()).collect();
+    let mut planned = Vec::with_capacity(members.len());
+    let mut shape = None;
+    for m in members {
+        let field = |a: Arg| match a {
+            Arg::Out(k) => outs.get(k).map(|f| &**f),
+            Arg::In(k) => ins.get(k).copied(),
+        };
+        let args: Vec<Arg> = m
+            .outs
+            .iter()
+            .map(|&k| Arg::Out(k))
+            .chain(m.ins.clone())
+            .collect();
+        let mut fields = Vec::with_capacity(args.len());
+        for &a in &args {
+            fields.push(field(a).ok_or_else(|| {
+                bad(
+                    m,
+                    format!("field {a:?}"),
+                    &format!(
+                        "the group has {} written and {} read-only fields: index into those",
+                        outs.len(),
+                        ins.len()
+                    ),
+                )
+            })?);
+        }
+        let mut own: Vec<usize> = args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Out(k) => Some(*k),
+                Arg::In(_) => None,
+            })
+            .collect();
+        own.sort_unstable();
+        if own.windows(2).any(|w| w[0] == w[1]) {
+            return Err(bad(
+                m,
+                format!("fields {args:?}"),
+                "a member writes each field once and does not also read a field it writes \
+                 (its inout parameters read it)",
+            ));
+        }
+        let rows_read = m.info.radii[0] > 0
+            && m.ins
+                .iter()
+                .any(|a| matches!(a, Arg::Out(k) if written.contains(k)));
+        if rows_read {
+            return Err(bad(
+                m,
+                format!("radius {} along the outermost axis", m.info.radii[0]),
+                "a member that reads a field the group writes must read it in its own rows \
+                 only (radius 0 along the outermost axis): launch it on its own, after the group",
+            ));
+        }
+        let (o, i) = fields.split_at(m.outs.len());
+        let grid_shape = check_fields(&m.info, o, i, m.reals.len())?;
+        if *shape.get_or_insert(grid_shape) != grid_shape {
+            return Err(bad(
+                m,
+                format!("grid {grid_shape:?}"),
+                "every member of a group runs on the same grid (the first member's)",
+            ));
+        }
+        let Some(grid) = region_of(&m.info, grid_shape, &m.region)? else {
+            continue;
+        };
+        let wins = check_windows(&m.info, &grid, o, i)?;
+        planned.push(Planned {
+            launch: m.launch,
+            host: m.host,
+            grid,
+            plan: RowPlan::for_launch::<T>(&grid, wins.len()),
+            wins,
+            outs: m.outs.clone(),
+            ins: m.ins.clone(),
+            reals: m.reals.clone(),
+        });
+    }
+    if planned.is_empty() {
+        return Ok(());
+    }
+    let out_wins = outs.iter().map(|f| f.window()).collect();
+    let group = Group {
+        written: (0..outs.len()).map(|k| written.contains(&k)).collect(),
+        members: planned,
+        outs: outs.iter_mut().map(|f| f.buffer_mut()).collect(),
+        out_wins,
+        ins: ins.iter().map(|f| f.buffer()).collect(),
+    };
+    space.launch_group(group)
+}
+
+impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
+    /// Runs every member over its whole box, one after another, with
+    /// [`ExecutionSpace::launch`]: what every space but the host's rayon does with a group.
+    pub fn in_turn(mut self, space: &E) -> Result<()> {
+        for m in &self.members {
+            let mut slots: Vec<Option<&mut Buf<E, T>>> =
+                self.outs.iter_mut().map(|b| Some(&mut **b)).collect();
+            let mut outs = Vec::with_capacity(m.outs.len());
+            for &k in &m.outs {
+                outs.push(slots[k].take().expect("launch_group checked the indices"));
+            }
+            let ins: Vec<&Buf<E, T>> = m
+                .ins
+                .iter()
+                .map(|a| match *a {
+                    Arg::Out(k) => slots[k].as_deref().expect("launch_group checked"),
+                    Arg::In(k) => self.ins[k],
+                })
+                .collect();
+            (m.launch)(space, &m.grid, &m.wins, &mut outs, &ins, &m.reals)?;
+        }
+        Ok(())
+    }
+
+    /// The tasks of a host run: ranges of planes (rows in 2D) that split every member's box
+    /// at least as finely as a launch of it alone would (`chunk(grid, fields)`: its planes
+    /// per task), where each member's own tasks start and end. A member over a few planes (a
+    /// face of the layer across the outermost axis) keeps its own split among the threads,
+    /// one over many planes rides in the tasks of the others.
+    pub(crate) fn tasks(&self, chunk: impl Fn(&Region, usize) -> usize) -> Vec<Range<usize>> {
+        let mut cuts = Vec::new();
+        for m in &self.members {
+            let (lo, hi) = (m.grid.lo[0], m.grid.hi[0]);
+            cuts.extend((lo..hi).step_by(chunk(&m.grid, m.wins.len()).max(1)));
+            cuts.push(hi);
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        cuts.windows(2).map(|w| w[0]..w[1]).collect()
+    }
+}
+
+impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
+    /// Runs the group on the current rayon pool in its [`tasks`](Self::tasks): each task
+    /// runs every member on the task's planes of its box, in order, writing the task's planes
+    /// of the written fields only.
+    pub(crate) fn by_rows(self, chunk: impl Fn(&Region, usize) -> usize) -> Result<()> {
+        use crate::HostAccessible;
+        use rayon::prelude::*;
+        let tasks = self.tasks(chunk);
+        // Each written field cut into the tasks' planes (an empty piece where its window has
+        // none of them), with the piece's window; the fields no member writes, whole.
+        let mut pieces: Vec<Vec<Option<Piece<'_, T>>>> = tasks.iter().map(|_| Vec::new()).collect();
+        let mut whole: Vec<Option<&[T]>> = Vec::new();
+        for ((buf, w), &written) in self.outs.into_iter().zip(&self.out_wins).zip(&self.written) {
+            if !written {
+                whole.push(Some(MemSpaceHost::as_slice(buf)));
+                pieces.iter_mut().for_each(|task| task.push(None));
+                continue;
+            }
+            whole.push(None);
+            let (first, end) = (w.origin[0], w.origin[0] + w.shape[0]);
+            let mut rest: &mut [T] = MemSpaceHost::as_mut_slice(buf);
+            let mut at = first;
+            for (task, zs) in pieces.iter_mut().zip(&tasks) {
+                let a = zs.start.clamp(first, end);
+                let b = zs.end.clamp(a, end);
+                let (_, after) = std::mem::take(&mut rest).split_at_mut((a - at) * w.plane());
+                let (piece, after) = after.split_at_mut((b - a) * w.plane());
+                rest = after;
+                at = b;
+                let mut pw = *w;
+                (pw.origin[0], pw.shape[0]) = (a, b - a);
+                task.push(Some((piece, pw)));
+            }
+        }
+        let ins: Vec<&[T]> = self.ins.iter().map(|b| MemSpaceHost::as_slice(b)).collect();
+        let (members, whole) = (&self.members, &whole);
+        pieces
+            .into_par_iter()
+            .zip(tasks)
+            .try_for_each(|(mut mine, zs)| run_task(members, &mut mine, whole, &ins, zs))
+    }
+}
+
+/// A task's rows of a written field, and where they lie in the grid.
+type Piece<'a, T> = (&'a mut [T], Window);
+
+/// One task of [`Group::by_rows`]: every member on planes `zs` of its box, in order. `mine`
+/// holds the task's piece of each written field, `whole` the fields of `outs` no member
+/// writes, `ins` the read-only fields.
+fn run_task<E: ExecutionSpace, T: Real>(
+    members: &[Planned<E, T>],
+    mine: &mut [Option<Piece<'_, T>>],
+    whole: &[Option<&[T]>],
+    ins: &[&[T]],
+    zs: Range<usize>,
+) -> Result<()> {
+    let piece_wins: Vec<Option<Window>> = mine.iter().map(|p| p.as_ref().map(|p| p.1)).collect();
+    for m in members {
+        let mut grid = m.grid;
+        grid.lo[0] = grid.lo[0].max(zs.start);
+        grid.hi[0] = grid.hi[0].min(zs.end);
+        if grid.lo[0] >= grid.hi[0] {
+            continue;
+        }
+        let mut slots: Vec<Option<&mut [T]>> = mine
+            .iter_mut()
+            .map(|p| p.as_mut().map(|(s, _)| &mut **s))
+            .collect();
+        let mut wins = Vec::with_capacity(m.wins.len());
+        let mut outs = Vec::with_capacity(m.outs.len());
+        for &k in &m.outs {
+            outs.push(slots[k].take().expect("launch_group checked the indices"));
+            wins.push(piece_wins[k].expect("a written field"));
+        }
+        let mut reads = Vec::with_capacity(m.ins.len());
+        for (j, a) in m.ins.iter().enumerate() {
+            let (read, win) = match *a {
+                Arg::Out(k) => match (whole[k], &slots[k]) {
+                    (Some(all), _) => (all, m.wins[m.outs.len() + j]),
+                    (None, Some(piece)) => (&**piece, piece_wins[k].expect("a written field")),
+                    (None, None) => unreachable!("launch_group checked the indices"),
+                },
+                Arg::In(k) => (ins[k], m.wins[m.outs.len() + j]),
+            };
+            reads.push(read);
+            wins.push(win);
+        }
+        (m.host)(&grid, &wins, &mut outs, &reads, &m.reals, m.plan)?;
+    }
+    Ok(())
+}

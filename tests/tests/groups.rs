@@ -1,0 +1,350 @@
+//! Group launches on every execution space (host → space → run → host → assert), in 1D, 2D
+//! and 3D: three kernels launched as one group — `blur` over a box of the grid, `side`
+//! writing a window over a strip, `fix` updating the blurred field on the strip from `side`'s
+//! output at its neighbours along the inner axes — compute, at every point, what a hand loop
+//! computes for the three in turn, and leave every other point alone; with the boxes at
+//! either side of the grid and in its middle, and with `blur` over fewer rows than the others
+//! (the host's tasks are cut where each kernel's own would be). Bad groups (each class of
+//! mistake) are errors naming the member and the fix, and write nothing.
+
+use ppstencil::launch::{launch_group, Arg, Member, Stencil};
+use ppstencil::{stencil, Error, ExecutionSpace, HostField, ScalarField};
+use ppstencil_tests::{for_each_space, is_host, Rng};
+use std::ops::Range;
+
+stencil! {
+    /// 1D: the whole field's kernel.
+    fn gblur1(o: out, p: in) { o[0] = p[-1] + 2.0 * p[0] * p[1]; }
+    /// 1D: the strip's first kernel.
+    fn gside1(s: out, p: in) { s[0] = p[2] - p[-1]; }
+    /// 1D: the strip's second kernel, reading the first's output at its neighbours.
+    fn gfix1(o: inout, s: in, q: in) { o[0] = o[0] + s[-1] * q[0] + s[1]; }
+
+    /// 2D: reads along both axes.
+    fn gblur2(o: out, p: in) { o[0, 0] = p[-1, 0] + 2.0 * p[0, 0] * p[1, 0] - p[0, -1]; }
+    /// 2D: reads `p` rows away (no kernel of the group writes it).
+    fn gside2(s: out, p: in) { s[0, 0] = p[0, 1] - p[-2, 0]; }
+    /// 2D: reads `s` along the row only.
+    fn gfix2(o: inout, s: in, q: in) { o[0, 0] = o[0, 0] + s[0, -1] * q[0, 0] + s[0, 1]; }
+    /// 2D: reads `s` a row away: not allowed in a group that writes `s`.
+    fn gbad2(o: inout, s: in) { o[0, 0] = o[0, 0] + s[1, 0]; }
+
+    /// 3D: reads along all axes.
+    fn gblur3(o: out, p: in) {
+        o[0, 0, 0] = p[-1, 0, 0] + 2.0 * p[0, 0, 0] * p[0, 1, 0] - p[0, 0, -1];
+    }
+    /// 3D: reads `p` planes away.
+    fn gside3(s: out, p: in) { s[0, 0, 0] = p[0, 0, 1] - p[-2, 0, 0]; }
+    /// 3D: reads `s` along y and x only.
+    fn gfix3(o: inout, s: in, q: in) {
+        o[0, 0, 0] = o[0, 0, 0] + s[0, -1, 0] * q[0, 0, 0] + s[0, 0, 1];
+    }
+}
+
+/// A field's value at grid point `idx + off` (its window holds it).
+fn at<const D: usize>(f: &HostField<f64, D>, idx: [usize; D], off: [isize; D]) -> f64 {
+    let origin = f.origin();
+    let local: [usize; D] = std::array::from_fn(|a| {
+        (idx[a] as isize + off[a] - origin[a] as isize)
+            .try_into()
+            .expect("inside the window")
+    });
+    f.get_at(local).expect("inside the window")
+}
+
+/// Every point of a box, outermost axis first.
+fn points<const D: usize>(b: &[Range<usize>; D]) -> Vec<[usize; D]> {
+    let n: usize = b.iter().map(|r| r.len()).product();
+    (0..n)
+        .map(|mut k| {
+            let mut idx = [0; D];
+            for a in (0..D).rev() {
+                idx[a] = b[a].start + k % b[a].len();
+                k /= b[a].len();
+            }
+            idx
+        })
+        .collect()
+}
+
+fn inside<const D: usize>(b: &[Range<usize>; D], idx: [usize; D]) -> bool {
+    (0..D).all(|a| b[a].contains(&idx[a]))
+}
+
+/// A host field of `shape` with random values (a window at `origin` if given).
+fn random<const D: usize>(
+    rng: &mut Rng,
+    shape: [usize; D],
+    origin: Option<[usize; D]>,
+) -> HostField<f64, D> {
+    let n = shape.iter().product();
+    let f = HostField::from_vec_shape(shape, rng.vec(n, -1.0, 1.0, |v| v)).expect("field");
+    match origin {
+        Some(o) => f.with_origin(o),
+        None => f,
+    }
+}
+
+/// What one kernel computes at a point, from reads of `p`, `s`, `q` (by letter) at offsets
+/// and, for `fix`, the old `o`.
+type Rule<'a, const D: usize> = &'a dyn Fn(&dyn Fn(char, [isize; D]) -> f64, f64) -> f64;
+
+/// The kernels of one dimensionality and their hand-loop rules.
+struct Kernels<'a, B, S, F, const D: usize> {
+    blur: Rule<'a, D>,
+    side: Rule<'a, D>,
+    fix: Rule<'a, D>,
+    _k: std::marker::PhantomData<(B, S, F)>,
+}
+
+/// Runs `blur` on `b`, `side` on `s` (its output a window over exactly `s`) and `fix` on `f`
+/// as one group on a grid of `shape`, and checks `o` everywhere and `s` against the rules.
+fn check<E: ExecutionSpace, B: Stencil, S: Stencil, F: Stencil, const D: usize>(
+    space: &E,
+    k: &Kernels<'_, B, S, F, D>,
+    shape: [usize; D],
+    [b, s, f]: [[Range<usize>; D]; 3],
+) {
+    let mut rng = Rng::new(17 + D as u64);
+    let p = random(&mut rng, shape, None);
+    let q = random(&mut rng, shape, None);
+    let o0 = random(&mut rng, shape, None);
+    let lo: [usize; D] = std::array::from_fn(|a| s[a].start);
+    let len: [usize; D] = std::array::from_fn(|a| s[a].len());
+    let s0 = random(&mut rng, len, Some(lo));
+    let dev = |h: &HostField<f64, D>| ScalarField::<E::Memory, f64, D>::from_host(h).expect("copy");
+    let (dp, dq) = (dev(&p), dev(&q));
+    let (mut o, mut sw) = (dev(&o0), dev(&s0));
+    let members = [
+        Member::<E, f64, D>::new::<B>(b.clone(), &[0], &[Arg::In(0)], &[]),
+        Member::new::<S>(s.clone(), &[1], &[Arg::In(0)], &[]),
+        Member::new::<F>(f.clone(), &[0], &[Arg::Out(1), Arg::In(1)], &[]),
+    ];
+    launch_group(space, &mut [&mut o, &mut sw], &[&dp, &dq], &members).expect("group");
+    let (o, sw) = (o.to_host().expect("o"), sw.to_host().expect("s"));
+    let (p, q) = (&p, &q);
+    let read = |idx: [usize; D]| {
+        move |c: char, off: [isize; D]| match c {
+            'p' => at(p, idx, off),
+            'q' => at(q, idx, off),
+            _ => {
+                // `s` as `side` left it: its rule inside its box.
+                let j: [usize; D] = std::array::from_fn(|a| (idx[a] as isize + off[a]) as usize);
+                (k.side)(&|c, off| at(if c == 'p' { p } else { q }, j, off), 0.0)
+            }
+        }
+    };
+    let all: [Range<usize>; D] = std::array::from_fn(|a| 0..shape[a]);
+    for idx in points(&all) {
+        let mut want = at(&o0, idx, [0; D]);
+        if inside(&b, idx) {
+            want = (k.blur)(&read(idx), want);
+        }
+        if inside(&f, idx) {
+            want = (k.fix)(&read(idx), want);
+        }
+        let mut got = vec![("o", at(&o, idx, [0; D]), want)];
+        if inside(&s, idx) {
+            got.push(("s", at(&sw, idx, [0; D]), (k.side)(&read(idx), 0.0)));
+        }
+        for (name, g, w) in got {
+            if is_host::<E>() {
+                assert_eq!(g.to_bits(), w.to_bits(), "{name} at {idx:?}: {g} vs {w}");
+            } else {
+                assert!(
+                    (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+                    "{name} at {idx:?}: {g} vs {w}"
+                );
+            }
+        }
+    }
+}
+
+/// 1D, 2D and 3D groups compute what the kernels one after another compute, by hand.
+fn groups_compute_the_kernels_in_turn<E: ExecutionSpace>(space: E) {
+    let k1 = Kernels::<Gblur1, Gside1, Gfix1, 1> {
+        blur: &|r, _| r('p', [-1]) + 2.0 * r('p', [0]) * r('p', [1]),
+        side: &|r, _| r('p', [2]) - r('p', [-1]),
+        fix: &|r, o| o + r('s', [-1]) * r('q', [0]) + r('s', [1]),
+        _k: Default::default(),
+    };
+    for [b, s, f] in [[1..20, 4..12, 5..11], [3..9, 2..19, 3..18]] {
+        check(&space, &k1, [21], [[b], [s], [f]]);
+    }
+    let k2 = Kernels::<Gblur2, Gside2, Gfix2, 2> {
+        blur: &|r, _| r('p', [-1, 0]) + 2.0 * r('p', [0, 0]) * r('p', [1, 0]) - r('p', [0, -1]),
+        side: &|r, _| r('p', [0, 1]) - r('p', [-2, 0]),
+        fix: &|r, o| o + r('s', [0, -1]) * r('q', [0, 0]) + r('s', [0, 1]),
+        _k: Default::default(),
+    };
+    let shape = [17, 40];
+    for boxes in [
+        // A strip along the right side (the PML's use), along the left, in the middle.
+        [[1..16, 1..39], [2..15, 27..38], [2..15, 28..37]],
+        [[1..16, 1..39], [2..15, 2..12], [2..15, 3..11]],
+        [[1..16, 1..39], [6..9, 11..20], [6..9, 12..19]],
+        // The blur over fewer rows than the strip, and over more columns only.
+        [[5..12, 1..39], [2..15, 27..38], [2..15, 28..37]],
+        [[2..3, 1..39], [2..15, 27..38], [3..14, 28..37]],
+    ] {
+        check(&space, &k2, shape, boxes);
+    }
+    let k3 = Kernels::<Gblur3, Gside3, Gfix3, 3> {
+        blur: &|r, _| {
+            r('p', [-1, 0, 0]) + 2.0 * r('p', [0, 0, 0]) * r('p', [0, 1, 0]) - r('p', [0, 0, -1])
+        },
+        side: &|r, _| r('p', [0, 0, 1]) - r('p', [-2, 0, 0]),
+        fix: &|r, o| o + r('s', [0, -1, 0]) * r('q', [0, 0, 0]) + r('s', [0, 0, 1]),
+        _k: Default::default(),
+    };
+    for boxes in [
+        [
+            [1..10, 1..9, 1..20],
+            [2..9, 2..8, 14..19],
+            [2..9, 3..7, 15..18],
+        ],
+        [
+            [4..6, 1..9, 1..20],
+            [2..9, 2..8, 2..19],
+            [3..8, 3..7, 3..18],
+        ],
+    ] {
+        check(&space, &k3, [11, 10, 21], boxes);
+    }
+}
+
+/// Each class of bad group is an error naming the member (or the window, the region) and
+/// how to fix it, and nothing is written.
+fn bad_groups_are_errors_that_write_nothing<E: ExecutionSpace>(space: E) {
+    type M<E> = Member<E, f64, 2>;
+    let shape = [17, 40];
+    let mut rng = Rng::new(3);
+    let o0 = random(&mut rng, shape, None);
+    let dev = |h: &HostField<f64, 2>| ScalarField::<E::Memory, f64, 2>::from_host(h).expect("copy");
+    let p = dev(&random(&mut rng, shape, None));
+    let s_win = [13, 11];
+    let s0 = random(&mut rng, s_win, Some([2, 27]));
+    let small = dev(&random(&mut rng, [17, 20], None));
+    let small0 = random(&mut rng, [17, 20], None);
+    let strip = [2..15, 27..38];
+    let side = || M::<E>::new::<Gside2>(strip.clone(), &[1], &[Arg::In(0)], &[]);
+    // (what is wrong, the group, what the error must say)
+    type Case<'a, E> = (&'a str, Vec<M<E>>, &'a [&'a str]);
+    let cases: Vec<Case<'_, E>> = vec![
+        (
+            "a field index out of range",
+            vec![M::<E>::new::<Gblur2>(
+                [1..16, 1..39],
+                &[0],
+                &[Arg::In(5)],
+                &[],
+            )],
+            &[
+                "group member `gblur2`",
+                "In(5)",
+                "3 written and 2 read-only fields",
+            ],
+        ),
+        (
+            "a field written twice by one member",
+            vec![M::<E>::new::<Gfix2>(
+                [2..15, 28..37],
+                &[0],
+                &[Arg::Out(0), Arg::In(0)],
+                &[],
+            )],
+            &[
+                "group member `gfix2`",
+                "does not also read a field it writes",
+            ],
+        ),
+        (
+            "a field read rows away after a member wrote it",
+            vec![
+                side(),
+                M::<E>::new::<Gbad2>([2..14, 28..37], &[0], &[Arg::Out(1)], &[]),
+            ],
+            &[
+                "group member `gbad2`",
+                "radius 1 along the outermost axis",
+                "launch it on its own",
+            ],
+        ),
+        (
+            "a region outside the domain",
+            vec![M::<E>::new::<Gblur2>(
+                [0..16, 1..39],
+                &[0],
+                &[Arg::In(0)],
+                &[],
+            )],
+            &["region of kernel `gblur2`", "rows 0..16", "rows 1..16"],
+        ),
+        (
+            "a wrong number of fields",
+            vec![M::<E>::new::<Gblur2>(
+                [1..16, 1..39],
+                &[0, 1],
+                &[Arg::In(0)],
+                &[],
+            )],
+            &["gblur2", "output fields"],
+        ),
+        (
+            "a window too small",
+            vec![M::<E>::new::<Gside2>(
+                [2..15, 26..38],
+                &[1],
+                &[Arg::In(0)],
+                &[],
+            )],
+            &["window `s` of kernel `gside2`", "columns 26..38"],
+        ),
+        (
+            "members on different grids",
+            vec![
+                side(),
+                M::<E>::new::<Gblur2>([1..16, 1..19], &[2], &[Arg::In(1)], &[]),
+            ],
+            &["group member `gblur2`", "same grid"],
+        ),
+    ];
+    for (what, members, needles) in cases {
+        let (mut o, mut s, mut os) = (dev(&o0), dev(&s0), dev(&small0));
+        let e = launch_group(
+            &space,
+            &mut [&mut o, &mut s, &mut os],
+            &[&p, &small],
+            &members,
+        )
+        .expect_err(what);
+        assert!(
+            matches!(e, Error::InvalidParameter { .. } | Error::Arity { .. }),
+            "{what}: {e:?}"
+        );
+        let msg = e.to_string();
+        for needle in needles {
+            assert!(
+                msg.contains(needle),
+                "{what}: `{msg}` should contain `{needle}`"
+            );
+        }
+        let (o, s, os) = (
+            o.to_host().expect("o"),
+            s.to_host().expect("s"),
+            os.to_host().expect("os"),
+        );
+        assert_eq!(o.as_slice(), o0.as_slice(), "{what}: o was written");
+        assert_eq!(s.as_slice(), s0.as_slice(), "{what}: s was written");
+        assert_eq!(
+            os.as_slice(),
+            small0.as_slice(),
+            "{what}: the small field was written"
+        );
+    }
+}
+
+for_each_space!(
+    groups_compute_the_kernels_in_turn,
+    bad_groups_are_errors_that_write_nothing
+);
