@@ -673,7 +673,8 @@ mod tests {
             "for i in 0..pzz.len() {",
             "pzz[i] = T::lit(-0.08333333333333333) * p__m2_0[i]",
             "for pzz in pzz.chunks_mut(pzz__win.nx()) {",
-            "let plan = ::ppstencil::__private::RowPlan::for_launch::<T>(grid, 2);",
+            "fn serial_with<T: ::ppstencil::__private::Real>(",
+            "plan: ::ppstencil::__private::RowPlan,",
             "&mut pzz[pzz__win.rows(grid, run.clone())],",
         ] {
             assert!(src.contains(line), "missing `{line}` in:\n{src}");
