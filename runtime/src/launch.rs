@@ -440,8 +440,8 @@ pub trait Stencil {
 
     /// [`serial`](Self::serial) with the row loops run as `plan` says (prefetching,
     /// streaming stores) rather than as `grid` alone would choose: a
-    /// [group launch](crate::launch::launch_group) runs each of its kernels a few rows at a
-    /// time, with the plan of the kernel's whole box.
+    /// [group launch](crate::launch::launch_group) runs each of its kernels on one task's
+    /// rows at a time, with the plan of the kernel's whole box.
     fn serial_with<T: Real>(
         grid: &Region,
         wins: &[Window],

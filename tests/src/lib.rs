@@ -12,6 +12,7 @@ use ppstencil::{ExecutionSpace, MemSpaceHost};
 use std::any::TypeId;
 use std::path::PathBuf;
 
+pub mod grid;
 pub mod spaces;
 
 /// Instantiates generic test functions `fn name<E: ExecutionSpace>(space: E)` once per

@@ -9,7 +9,8 @@
 
 use ppstencil::launch::{launch_group, Arg, Member, Stencil};
 use ppstencil::{stencil, Error, ExecutionSpace, HostField, ScalarField};
-use ppstencil_tests::{for_each_space, is_host, Rng};
+use ppstencil_tests::grid::{assert_value, at, points, random};
+use ppstencil_tests::{for_each_space, Rng};
 use std::ops::Range;
 
 stencil! {
@@ -41,48 +42,8 @@ stencil! {
     }
 }
 
-/// A field's value at grid point `idx + off` (its window holds it).
-fn at<const D: usize>(f: &HostField<f64, D>, idx: [usize; D], off: [isize; D]) -> f64 {
-    let origin = f.origin();
-    let local: [usize; D] = std::array::from_fn(|a| {
-        (idx[a] as isize + off[a] - origin[a] as isize)
-            .try_into()
-            .expect("inside the window")
-    });
-    f.get_at(local).expect("inside the window")
-}
-
-/// Every point of a box, outermost axis first.
-fn points<const D: usize>(b: &[Range<usize>; D]) -> Vec<[usize; D]> {
-    let n: usize = b.iter().map(|r| r.len()).product();
-    (0..n)
-        .map(|mut k| {
-            let mut idx = [0; D];
-            for a in (0..D).rev() {
-                idx[a] = b[a].start + k % b[a].len();
-                k /= b[a].len();
-            }
-            idx
-        })
-        .collect()
-}
-
 fn inside<const D: usize>(b: &[Range<usize>; D], idx: [usize; D]) -> bool {
     (0..D).all(|a| b[a].contains(&idx[a]))
-}
-
-/// A host field of `shape` with random values (a window at `origin` if given).
-fn random<const D: usize>(
-    rng: &mut Rng,
-    shape: [usize; D],
-    origin: Option<[usize; D]>,
-) -> HostField<f64, D> {
-    let n = shape.iter().product();
-    let f = HostField::from_vec_shape(shape, rng.vec(n, -1.0, 1.0, |v| v)).expect("field");
-    match origin {
-        Some(o) => f.with_origin(o),
-        None => f,
-    }
 }
 
 /// What one kernel computes at a point, from reads of `p`, `s`, `q` (by letter) at offsets
@@ -148,14 +109,7 @@ fn check<E: ExecutionSpace, B: Stencil, S: Stencil, F: Stencil, const D: usize>(
             got.push(("s", at(&sw, idx, [0; D]), (k.side)(&read(idx), 0.0)));
         }
         for (name, g, w) in got {
-            if is_host::<E>() {
-                assert_eq!(g.to_bits(), w.to_bits(), "{name} at {idx:?}: {g} vs {w}");
-            } else {
-                assert!(
-                    (g - w).abs() <= 1e-12 * w.abs().max(1.0),
-                    "{name} at {idx:?}: {g} vs {w}"
-                );
-            }
+            assert_value::<E>(&format!("{name} at {idx:?}"), g, w, 1e-12);
         }
     }
 }

@@ -5,7 +5,8 @@
 
 use ppstencil::launch::launch_in_region;
 use ppstencil::{stencil, Error, ExecutionSpace, HostField, Real, ScalarField, Serial};
-use ppstencil_tests::{for_each_space, is_host, Rng};
+use ppstencil_tests::grid::assert_value;
+use ppstencil_tests::{for_each_space, Rng};
 
 stencil! {
     /// One explicit heat step in 3D (radius 1).
@@ -140,15 +141,7 @@ fn wide_3d_matches_serial<E: ExecutionSpace>(space: E) {
     .expect("wide3");
     let got = f64s::<E, f32, 3>(&got);
     for (k, (g, w)) in got.iter().zip(want.as_slice()).enumerate() {
-        let w = f64::from(*w);
-        if is_host::<E>() {
-            assert_eq!(g.to_bits(), w.to_bits(), "point {k}: {g} vs {w}");
-        } else {
-            assert!(
-                (g - w).abs() <= 1e-4 * w.abs().max(1.0),
-                "point {k}: {g} vs {w}"
-            );
-        }
+        assert_value::<E>(&format!("point {k}"), *g, f64::from(*w), 1e-4);
     }
 }
 

@@ -9,7 +9,8 @@
 
 use ppstencil::launch::{launch_in_region, Stencil};
 use ppstencil::{stencil, Error, ExecutionSpace, HostField, Real, ScalarField};
-use ppstencil_tests::{for_each_space, is_host, Rng};
+use ppstencil_tests::grid::{assert_value, at, points, random};
+use ppstencil_tests::{for_each_space, Rng};
 use std::ops::Range;
 
 stencil! {
@@ -33,46 +34,6 @@ stencil! {
 }
 
 const K: f64 = 0.375;
-
-/// The value at grid point `idx + off` of a host field whose element 0 is grid point `origin`.
-fn at<const D: usize>(f: &HostField<f64, D>, idx: [usize; D], off: [isize; D]) -> f64 {
-    let origin = f.origin();
-    let local: [usize; D] = std::array::from_fn(|a| {
-        (idx[a] as isize + off[a] - origin[a] as isize)
-            .try_into()
-            .expect("inside the window")
-    });
-    f.get_at(local).expect("inside the window")
-}
-
-/// A host field of `shape` with random values, as a window at `origin` (or covering the grid).
-fn random<const D: usize>(
-    rng: &mut Rng,
-    shape: [usize; D],
-    origin: Option<[usize; D]>,
-) -> HostField<f64, D> {
-    let n = shape.iter().product();
-    let f = HostField::from_vec_shape(shape, rng.vec(n, -1.0, 1.0, |v| v)).expect("field");
-    match origin {
-        Some(o) => f.with_origin(o),
-        None => f,
-    }
-}
-
-/// Every point of a box, outermost axis first.
-fn points<const D: usize>(b: &[Range<usize>; D]) -> Vec<[usize; D]> {
-    let n: usize = b.iter().map(|r| r.len()).product();
-    (0..n)
-        .map(|mut k| {
-            let mut idx = [0; D];
-            for a in (0..D).rev() {
-                idx[a] = b[a].start + k % b[a].len();
-                k /= b[a].len();
-            }
-            idx
-        })
-        .collect()
-}
 
 fn to_space<E: ExecutionSpace, const D: usize>(
     h: &HostField<f64, D>,
@@ -127,14 +88,7 @@ fn check<E: ExecutionSpace, S: Stencil, const D: usize>(
         let (wo, wu) = want(&read, at(&u0, idx, [0; D]));
         let (go, gu) = (at(&o, idx, [0; D]), at(&u, idx, [0; D]));
         for (name, g, w) in [("o", go, wo), ("u", gu, wu)] {
-            if is_host::<E>() {
-                assert_eq!(g.to_bits(), w.to_bits(), "{name} at {idx:?}: {g} vs {w}");
-            } else {
-                assert!(
-                    (g - w).abs() <= 1e-12 * w.abs().max(1.0),
-                    "{name} at {idx:?}: {g} vs {w}"
-                );
-            }
+            assert_value::<E>(&format!("{name} at {idx:?}"), g, w, 1e-12);
         }
     }
 }
