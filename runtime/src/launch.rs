@@ -482,9 +482,10 @@ pub fn launch<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     reals: &[T],
     indices: &[usize],
 ) -> Result<()> {
-    let shape = check_fields(&S::INFO, &shared(outs), ins, reals.len())?;
+    let o = shared(outs);
+    let shape = check_fields(&S::INFO, &o, ins, reals.len())?;
     let grid = Region::for_stencil(&S::INFO, shape, indices)?;
-    let wins = check_windows(&S::INFO, &grid, &shared(outs), ins)?;
+    let wins = check_windows(&S::INFO, &grid, &o, ins)?;
     run_on::<S, E, T, D>(space, &grid, &wins, outs, ins, reals)
 }
 
@@ -526,11 +527,12 @@ pub fn launch_in_region<S: Stencil, E: ExecutionSpace, T: Real, const D: usize>(
     reals: &[T],
 ) -> Result<()> {
     let info = &S::INFO;
-    let shape = check_fields(info, &shared(outs), ins, reals.len())?;
+    let o = shared(outs);
+    let shape = check_fields(info, &o, ins, reals.len())?;
     let Some(grid) = region_of(info, shape, &region)? else {
         return Ok(());
     };
-    let wins = check_windows(info, &grid, &shared(outs), ins)?;
+    let wins = check_windows(info, &grid, &o, ins)?;
     run_on::<S, E, T, D>(space, &grid, &wins, outs, ins, reals)
 }
 

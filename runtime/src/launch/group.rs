@@ -95,30 +95,26 @@ impl<E: ExecutionSpace, T: Real, const D: usize> Member<E, T, D> {
             reals: reals.to_vec(),
         }
     }
-
-    /// The member's stencil's name.
-    pub fn name(&self) -> &'static str {
-        self.info.name
-    }
 }
 
 /// A checked member: its grid (the box as a [`Region`]), every field's window (outputs,
-/// then inputs) and the row plan of its whole box.
-struct Planned<E: ExecutionSpace, T: Real> {
+/// then inputs) and the row plan of its whole box; its fields and scalars as the member
+/// lists them.
+struct Planned<'a, E: ExecutionSpace, T: Real> {
     launch: LaunchFn<E, T>,
     host: HostFn<T>,
     grid: Region,
     wins: Vec<Window>,
     plan: RowPlan,
-    outs: Vec<usize>,
-    ins: Vec<Arg>,
-    reals: Vec<T>,
+    outs: &'a [usize],
+    ins: &'a [Arg],
+    reals: &'a [T],
 }
 
 /// A checked group launch, handed to [`ExecutionSpace::launch_group`]: the kernels in order,
 /// the buffers of the fields they write and of those they only read.
 pub struct Group<'a, E: ExecutionSpace, T: Real> {
-    members: Vec<Planned<E, T>>,
+    members: Vec<Planned<'a, E, T>>,
     outs: Vec<&'a mut Buf<E, T>>,
     out_wins: Vec<Window>,
     /// Per field of `outs`, whether a member writes it (the others are only read, and may
@@ -153,7 +149,14 @@ pub fn launch_group<E: ExecutionSpace, T: Real, const D: usize>(
             fix.to_string(),
         )
     };
-    let written: Vec<usize> = members.iter().flat_map(|m| m.outs.clone()).collect();
+    // Per field of `outs`, whether a member writes it (an index out of range is reported
+    // with its member below).
+    let mut written = vec![false; outs.len()];
+    for &k in members.iter().flat_map(|m| &m.outs) {
+        if let Some(w) = written.get_mut(k) {
+            *w = true;
+        }
+    }
     let mut planned = Vec::with_capacity(members.len());
     let mut shape = None;
     for m in members {
@@ -200,7 +203,7 @@ pub fn launch_group<E: ExecutionSpace, T: Real, const D: usize>(
         let rows_read = m.info.radii[0] > 0
             && m.ins
                 .iter()
-                .any(|a| matches!(a, Arg::Out(k) if written.contains(k)));
+                .any(|a| matches!(a, Arg::Out(k) if written.get(*k) == Some(&true)));
         if rows_read {
             return Err(bad(
                 m,
@@ -228,9 +231,9 @@ pub fn launch_group<E: ExecutionSpace, T: Real, const D: usize>(
             grid,
             plan: RowPlan::for_launch::<T>(&grid, wins.len()),
             wins,
-            outs: m.outs.clone(),
-            ins: m.ins.clone(),
-            reals: m.reals.clone(),
+            outs: &m.outs,
+            ins: &m.ins,
+            reals: &m.reals,
         });
     }
     if planned.is_empty() {
@@ -238,7 +241,7 @@ pub fn launch_group<E: ExecutionSpace, T: Real, const D: usize>(
     }
     let out_wins = outs.iter().map(|f| f.window()).collect();
     let group = Group {
-        written: (0..outs.len()).map(|k| written.contains(&k)).collect(),
+        written,
         members: planned,
         outs: outs.iter_mut().map(|f| f.buffer_mut()).collect(),
         out_wins,
@@ -255,7 +258,7 @@ impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
             let mut slots: Vec<Option<&mut Buf<E, T>>> =
                 self.outs.iter_mut().map(|b| Some(&mut **b)).collect();
             let mut outs = Vec::with_capacity(m.outs.len());
-            for &k in &m.outs {
+            for &k in m.outs {
                 outs.push(slots[k].take().expect("launch_group checked the indices"));
             }
             let ins: Vec<&Buf<E, T>> = m
@@ -266,7 +269,7 @@ impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
                     Arg::In(k) => self.ins[k],
                 })
                 .collect();
-            (m.launch)(space, &m.grid, &m.wins, &mut outs, &ins, &m.reals)?;
+            (m.launch)(space, &m.grid, &m.wins, &mut outs, &ins, m.reals)?;
         }
         Ok(())
     }
@@ -339,7 +342,7 @@ type Piece<'a, T> = (&'a mut [T], Window);
 /// holds the task's piece of each written field, `whole` the fields of `outs` no member
 /// writes, `ins` the read-only fields.
 fn run_task<E: ExecutionSpace, T: Real>(
-    members: &[Planned<E, T>],
+    members: &[Planned<'_, E, T>],
     mine: &mut [Option<Piece<'_, T>>],
     whole: &[Option<&[T]>],
     ins: &[&[T]],
@@ -359,7 +362,7 @@ fn run_task<E: ExecutionSpace, T: Real>(
             .collect();
         let mut wins = Vec::with_capacity(m.wins.len());
         let mut outs = Vec::with_capacity(m.outs.len());
-        for &k in &m.outs {
+        for &k in m.outs {
             outs.push(slots[k].take().expect("launch_group checked the indices"));
             wins.push(piece_wins[k].expect("a written field"));
         }
@@ -376,7 +379,7 @@ fn run_task<E: ExecutionSpace, T: Real>(
             reads.push(read);
             wins.push(win);
         }
-        (m.host)(&grid, &wins, &mut outs, &reads, &m.reals, m.plan)?;
+        (m.host)(&grid, &wins, &mut outs, &reads, m.reals, m.plan)?;
     }
     Ok(())
 }

@@ -6,8 +6,7 @@
 
 use crate::kernels::{
     add_source, add_source_3d, fd_kv2, fd_kv2_3d, fd_pxx, fd_pzz, fd_step_3d_in, fd_step_3d_info,
-    fd_step_3d_of_order, fd_step_in, fd_step_info, fd_step_of_order, fd_time, inject_source,
-    inject_source_3d, FdAbsorb, FdAbsorb3d,
+    fd_step_in, fd_step_info, fd_time, inject_source, inject_source_3d, FdAbsorb, FdAbsorb3d,
 };
 use crate::kernels::{PmlPsi, PmlPsi3d, PmlUpdate, PmlUpdate3d};
 use crate::kernels::{
@@ -15,7 +14,7 @@ use crate::kernels::{
     PmlUpdate3dX, PmlUpdate3dXy, PmlUpdate3dXz, PmlUpdate3dY, PmlUpdate3dYz, PmlUpdate3dZ,
     PmlUpdateX, PmlUpdateZ,
 };
-use crate::launch::{launch_group, Arg, Member, Stencil, StencilInfo};
+use crate::launch::{Arg, Member, Stencil, StencilInfo};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::ops::Range;
 
@@ -84,22 +83,6 @@ pub trait WaveKernels<const D: usize> {
         member(region, outs, ins, &[])
     }
 
-    /// [`pml_member`](Self::pml_member) launched on its own, with `outs` and `ins` the
-    /// kernel's fields in its order.
-    fn pml_kernel<E: ExecutionSpace, T: Real>(
-        space: &E,
-        axes: &[usize],
-        update: bool,
-        region: [Range<usize>; D],
-        outs: &mut [&mut Field<E, T, D>],
-        ins: &[&Field<E, T, D>],
-    ) -> Result<()> {
-        let o: Vec<usize> = (0..outs.len()).collect();
-        let i: Vec<Arg> = (0..ins.len()).map(Arg::In).collect();
-        let member = Self::pml_member(axes, update, region, &o, &i);
-        launch_group(space, outs, ins, &[member])
-    }
-
     /// Sets the pressure at `at` to `value` (the paper's source).
     fn set_source<E: ExecutionSpace, T: Real>(
         space: &E,
@@ -122,16 +105,6 @@ pub trait WaveKernels<const D: usize> {
         kv2: &mut Field<E, T, D>,
         v: &Field<E, T, D>,
         dtdh2: T,
-    ) -> Result<()>;
-
-    /// The fused step of space order `order`.
-    fn fused_step<E: ExecutionSpace, T: Real>(
-        space: &E,
-        order: usize,
-        pnew: &mut Field<E, T, D>,
-        p: &Field<E, T, D>,
-        pold: &Field<E, T, D>,
-        kv2: &Field<E, T, D>,
     ) -> Result<()>;
 
     /// The paper's split step (`fd_pzz`, `fd_pxx`, `fd_time`; 2D only).
@@ -215,17 +188,6 @@ impl WaveKernels<2> for Dims<2> {
         fd_kv2(space, kv2, v, dtdh2)
     }
 
-    fn fused_step<E: ExecutionSpace, T: Real>(
-        space: &E,
-        order: usize,
-        pnew: &mut Field<E, T, 2>,
-        p: &Field<E, T, 2>,
-        pold: &Field<E, T, 2>,
-        kv2: &Field<E, T, 2>,
-    ) -> Result<()> {
-        fd_step_of_order(space, order, pnew, p, pold, kv2)
-    }
-
     fn split_step<E: ExecutionSpace, T: Real>(
         space: &E,
         pnew: &mut Field<E, T, 2>,
@@ -289,17 +251,6 @@ impl WaveKernels<3> for Dims<3> {
         dtdh2: T,
     ) -> Result<()> {
         fd_kv2_3d(space, kv2, v, dtdh2)
-    }
-
-    fn fused_step<E: ExecutionSpace, T: Real>(
-        space: &E,
-        order: usize,
-        pnew: &mut Field<E, T, 3>,
-        p: &Field<E, T, 3>,
-        pold: &Field<E, T, 3>,
-        kv2: &Field<E, T, 3>,
-    ) -> Result<()> {
-        fd_step_3d_of_order(space, order, pnew, p, pold, kv2)
     }
 
     fn split_step<E: ExecutionSpace, T: Real>(

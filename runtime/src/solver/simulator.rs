@@ -173,6 +173,51 @@ pub(crate) fn non_finite<T: Real>(step: usize, value: T, pos: &str, place: &str)
 
 /// The step-boundary check of `p` after `step` steps: the source point every step, the
 /// whole field every [`FINITE_CHECK_EVERY`] steps and after the last (host memory; device
+/// The fused step of space order `order` on `region` of `out` from `[level, before, kv2]`,
+/// then the additive source `add` (its value and point), then the PML on `rows`: the order
+/// in which the unblocked step and every band of a blocked sweep apply them. With a PML the
+/// fused step runs in the PML's first group ([`Pml::step`]), unless the source lies where
+/// the PML updates the pressure: it is then added between the two, so that every point's
+/// sum is made in the same order.
+#[allow(clippy::too_many_arguments)]
+fn fused_source_pml<E: ExecutionSpace, T: Real, const D: usize>(
+    space: &E,
+    order: usize,
+    region: [std::ops::Range<usize>; D],
+    out: &mut ScalarField<E::Memory, T, D>,
+    [level, before, kv2]: [&ScalarField<E::Memory, T, D>; 3],
+    add: Option<(T, [usize; D])>,
+    pml: Option<&mut Pml<E::Memory, T, D>>,
+    rows: &PmlRows,
+) -> Result<()>
+where
+    Dims<D>: WaveKernels<D>,
+{
+    let between = add.is_some_and(|(_, at)| pml.as_ref().is_some_and(|pml| pml.updates(at)));
+    let (joined, after) = match pml {
+        Some(pml) if !between => (Some(pml), None),
+        pml => (None, pml),
+    };
+    match joined {
+        Some(pml) => {
+            let interior = Interior {
+                order,
+                region,
+                pold: before,
+            };
+            pml.step(space, out, level, Some(kv2), rows, Some(interior))?
+        }
+        None => Dims::<D>::fused_step_in(space, order, region, out, level, before, kv2)?,
+    }
+    if let Some((value, at)) = add {
+        Dims::<D>::add_source(space, out, value, at)?;
+    }
+    if let Some(pml) = after {
+        pml.step(space, out, level, Some(kv2), rows, None)?;
+    }
+    Ok(())
+}
+
 /// memory: whole after the last step only).
 fn check_finite<M: MemorySpace, T: Real, const D: usize>(
     p: &ScalarField<M, T, D>,
@@ -712,43 +757,30 @@ where
         if c.source_mode == SourceMode::Set {
             Dims::<D>::set_source(space, p, w, src)?;
         }
-        // With a PML the fused step runs in the PML's first group (`Pml::step`), unless an
-        // additive source lies where the PML updates the pressure: it is added between the
-        // two.
-        let add = c.source_mode == SourceMode::Add;
-        let between = add && run.pml.as_ref().is_some_and(|pml| pml.updates(src));
-        let mut pml_pending = run.pml.is_some();
-        match (&mut run.work, &mut run.pml) {
-            (StepFields::Split { pxx, pzz }, _) => {
+        let add = (c.source_mode == SourceMode::Add).then_some((w, src));
+        match &mut run.work {
+            StepFields::Split { pxx, pzz } => {
                 let v = self.velocity.as_ref().or(run.layered.as_ref());
                 let v =
                     v.ok_or_else(|| Error::invalid(Param::Velocity, "none", "no velocity model"))?;
                 Dims::<D>::split_step(space, pnew, p, pold, v, pxx, pzz, run.dtdh2)?;
+                if let Some((value, at)) = add {
+                    Dims::<D>::add_source(space, pnew, value, at)?;
+                }
+                if let Some(pml) = &mut run.pml {
+                    // The PML: its memory variables and its correction of `pnew`, on the
+                    // layer only (with its own `kv2`).
+                    pml.step(space, pnew, p, None, &PmlRows::ALL, None)?;
+                }
             }
-            (StepFields::Fused { kv2 }, Some(pml)) if !between => {
+            StepFields::Fused { kv2 } => {
                 let r = c.radius();
-                let interior = Interior {
-                    order: c.space_order,
-                    region: std::array::from_fn(|a| r..pnew.shape()[a] - r),
-                    pold,
-                };
-                pml.step(space, pnew, p, Some(kv2), &PmlRows::ALL, Some(interior))?;
-                pml_pending = false;
+                let region = std::array::from_fn(|a| r..pnew.shape()[a] - r);
+                let order = c.space_order;
+                let fields = [&*p, &*pold, &*kv2];
+                let pml = run.pml.as_mut();
+                fused_source_pml(space, order, region, pnew, fields, add, pml, &PmlRows::ALL)?;
             }
-            (StepFields::Fused { kv2 }, _) => {
-                Dims::<D>::fused_step(space, c.space_order, pnew, p, pold, kv2)?
-            }
-        }
-        if add {
-            Dims::<D>::add_source(space, pnew, w, src)?;
-        }
-        if let (true, Some(pml)) = (pml_pending, &mut run.pml) {
-            // The PML: its memory variables and its correction of `pnew`, on the layer only.
-            let kv2 = match &run.work {
-                StepFields::Fused { kv2 } => Some(kv2),
-                StepFields::Split { .. } => None,
-            };
-            pml.step(space, pnew, p, kv2, &PmlRows::ALL, None)?;
         }
         if let Some(eta) = &run.eta {
             // Only the layer: the top and bottom strips, then the sides between them (and

@@ -26,13 +26,13 @@ use super::super::blocking::{
     ring_split, wavefront_tiled, BlockPlan, Blocking, StepShape, TimeBlock,
 };
 use super::{
-    check_finite, non_finite, position_words, HostFieldN, StepFields, WaveSimulator,
-    FINITE_CHECK_EVERY,
+    check_finite, fused_source_pml, non_finite, position_words, HostFieldN, StepFields,
+    WaveSimulator, FINITE_CHECK_EVERY,
 };
 use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{trailing, Dims, WaveKernels};
-use crate::solver::pml::{layer_boxes, Interior, PmlRows, PML_HALO};
+use crate::solver::pml::{layer_boxes, PmlRows, PML_HALO};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
 
@@ -252,38 +252,22 @@ where
                 region[0] = rows.clone();
                 region[1] = cols.clone();
                 let has_source = rows.contains(&c.src_z) && cols.contains(&at[1]);
-                let add = has_source && c.source_mode == SourceMode::Add;
-                // The PML (psi, then zeta and the pressure) on the band and the tile: the
-                // layer's slabs across their axes lie in one band or tile (`step_shape`). The
-                // fused step runs in its first group, as in `step`, unless an additive source
-                // lies where the PML updates the pressure: it is added between the two.
-                let between = add && pml.as_ref().is_some_and(|pml| pml.updates(at));
+                let add =
+                    (has_source && c.source_mode == SourceMode::Add).then(|| (wavelet[it], at));
+                // The PML on the band and the tile: the layer's slabs across their axes lie
+                // in one band or tile (`step_shape`).
                 let band = PmlRows([rows.clone(), cols.clone()]);
-                match pml.as_mut() {
-                    Some(pml) if !between => {
-                        let interior = Interior {
-                            order: c.space_order,
-                            region,
-                            pold: before,
-                        };
-                        pml.step(space, out, level, Some(kv2), &band, Some(interior))?;
-                    }
-                    _ => Dims::<D>::fused_step_in(
-                        space,
-                        c.space_order,
-                        region,
-                        out,
-                        level,
-                        before,
-                        kv2,
-                    )?,
-                }
-                if add {
-                    Dims::<D>::add_source(space, out, wavelet[it], at)?;
-                }
-                if let (true, Some(pml)) = (between, pml.as_mut()) {
-                    pml.step(space, out, level, Some(kv2), &band, None)?;
-                }
+                let fields = [level, before, kv2];
+                fused_source_pml(
+                    space,
+                    c.space_order,
+                    region,
+                    out,
+                    fields,
+                    add,
+                    pml.as_mut(),
+                    &band,
+                )?;
                 if let Some(eta) = eta {
                     // The layer's boxes as the unblocked step launches them, cut to the band
                     // and the tile.
