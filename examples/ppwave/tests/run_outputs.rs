@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -168,7 +169,8 @@ fn an_interrupted_run_is_recognisable_and_leaves_out_alone() {
         let before = names(&out);
         let wave = std::fs::read(out.join("wavefield.npy")).unwrap();
         // Long enough to be interrupted: 200 x 200, 99999 serial steps, a frame every 5.
-        let child = Command::new(env!("CARGO_BIN_EXE_ppwave"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ppwave"));
+        child
             .args([
                 "run",
                 "--backend",
@@ -198,9 +200,23 @@ fn an_interrupted_run_is_recognisable_and_leaves_out_alone() {
                 out.to_str().unwrap(),
             ])
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("starts");
+            .stderr(std::process::Stdio::null());
+        // A test run from a background job (a script's `cmd &`) inherits SIGINT ignored, and
+        // so would the child, which would then never stop: give it the default dispositions,
+        // as a run from a terminal has them.
+        // SAFETY: between fork and exec the closure only calls `signal`, which is
+        // async-signal-safe, and allocates nothing.
+        unsafe {
+            child.pre_exec(|| {
+                for sig in [libc::SIGINT, libc::SIGTERM] {
+                    if libc::signal(sig, libc::SIG_DFL) == libc::SIG_ERR {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let child = child.spawn().expect("starts");
         // Killed if the test fails before it is interrupted.
         struct Reap(std::process::Child);
         impl Drop for Reap {
@@ -223,7 +239,17 @@ fn an_interrupted_run_is_recognisable_and_leaves_out_alone() {
             .status()
             .expect("kill");
         assert!(killed.success());
-        let status = child.wait().expect("wait");
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "SIG{signal} did not stop the run"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
         assert!(!status.success());
         // The partial directory says it is incomplete and has no run.json; --out is intact.
         assert!(dir.join("INCOMPLETE").is_file(), "{signal}");
