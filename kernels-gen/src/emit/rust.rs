@@ -190,18 +190,22 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
         let start = tap_start(s, t);
         quote!(let #name = &#field[#start..][..n];)
     });
-    let body = s.body.iter().map(|st| match st {
-        Stmt::Let { local, value } => {
-            let name = ident(&s.locals[*local]);
-            let v = expr(s, value);
-            quote!(let #name = #v;)
-        }
-        Stmt::Assign { field, value } => {
-            let name = ident(&s.params[*field].name);
-            let v = expr(s, value);
-            quote!(#name[i] = #v;)
-        }
-    });
+    let body: Vec<TokenStream> = s
+        .body
+        .iter()
+        .map(|st| match st {
+            Stmt::Let { local, value } => {
+                let name = ident(&s.locals[*local]);
+                let v = expr(s, value);
+                quote!(let #name = #v;)
+            }
+            Stmt::Assign { field, value } => {
+                let name = ident(&s.params[*field].name);
+                let v = expr(s, value);
+                quote!(#name[i] = #v;)
+            }
+        })
+        .collect();
     // Prefetch, per input field, its leading tap (the last row this row reads: the one not
     // yet in cache), and every output.
     let mut leading: Vec<&Tap> = Vec::new();
@@ -243,7 +247,9 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     let doc = format!(
         " One row of `{}`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's \
          slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the \
-         grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the \
+         grid, so each tap is sliced in its field's own strides. Without blocking (`mode.plain()`: \
+         the launch's fields fit the last-level cache) the row is one loop over plain slices. \
+         With blocking (`mode`: fields larger than the \
          last-level cache), the row is computed a few cache lines at a time: before each \
          block the data a few KiB ahead is prefetched (the leading row of each input, and \
          the outputs; further along the row, or some rows further when the launch covers \
@@ -268,8 +274,15 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
             #(#reals: T,)*
         ) {
             let n = grid.cols().len();
-            #(#out_rows)*
             #(#tap_lets)*
+            if mode.plain() {
+                #(let #outs = &mut #outs[#out_wins.cols(grid)][..n];)*
+                for i in 0..n {
+                    #(#body)*
+                }
+                return;
+            }
+            #(#out_rows)*
             for cols in #first.blocks() {
                 if mode.prefetch() {
                     #(#prefetch_reads)*

@@ -1,5 +1,5 @@
 impl FdAbsorb {
-    /// One row of `fd_absorb`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_absorb`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. Without blocking (`mode.plain()`: the launch's fields fit the last-level cache) the row is one loop over plain slices. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -19,9 +19,17 @@ impl FdAbsorb {
         eta__win: &::ppstencil::__private::Window,
     ) {
         let n = grid.cols().len();
-        let mut pnew = mode.inout(&mut pnew[pnew__win.cols(grid)], pnew__win.nx());
         let pold__0_0 = &pold[pold__win.tap(grid, row, [0, 0, 0])..][..n];
         let eta__0_0 = &eta[eta__win.tap(grid, row, [0, 0, 0])..][..n];
+        if mode.plain() {
+            let pnew = &mut pnew[pnew__win.cols(grid)][..n];
+            for i in 0..n {
+                pnew[i] = (pnew[i] + eta__0_0[i] * pold__0_0[i])
+                    / (T::lit(1.0) + eta__0_0[i]);
+            }
+            return;
+        }
+        let mut pnew = mode.inout(&mut pnew[pnew__win.cols(grid)], pnew__win.nx());
         for cols in pnew.blocks() {
             if mode.prefetch() {
                 mode.fetch(pold__0_0, cols.start, pold__win.nx());

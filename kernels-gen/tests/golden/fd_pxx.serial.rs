@@ -1,5 +1,5 @@
 impl FdPxx {
-    /// One row of `fd_pxx`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_pxx`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. Without blocking (`mode.plain()`: the launch's fields fit the last-level cache) the row is one loop over plain slices. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -17,12 +17,22 @@ impl FdPxx {
         p__win: &::ppstencil::__private::Window,
     ) {
         let n = grid.cols().len();
-        let mut pxx = mode.output(&mut pxx[pxx__win.cols(grid)], pxx__win.nx());
         let p__0_m2 = &p[p__win.tap(grid, row, [0, 0, -2])..][..n];
         let p__0_m1 = &p[p__win.tap(grid, row, [0, 0, -1])..][..n];
         let p__0_0 = &p[p__win.tap(grid, row, [0, 0, 0])..][..n];
         let p__0_1 = &p[p__win.tap(grid, row, [0, 0, 1])..][..n];
         let p__0_2 = &p[p__win.tap(grid, row, [0, 0, 2])..][..n];
+        if mode.plain() {
+            let pxx = &mut pxx[pxx__win.cols(grid)][..n];
+            for i in 0..n {
+                pxx[i] = T::lit(-0.08333333333333333) * p__0_m2[i]
+                    + T::lit(1.3333333333333333) * p__0_m1[i] - T::lit(2.5) * p__0_0[i]
+                    + T::lit(1.3333333333333333) * p__0_1[i]
+                    - T::lit(0.08333333333333333) * p__0_2[i];
+            }
+            return;
+        }
+        let mut pxx = mode.output(&mut pxx[pxx__win.cols(grid)], pxx__win.nx());
         for cols in pxx.blocks() {
             if mode.prefetch() {
                 mode.fetch(p__0_2, cols.start, p__win.nx());

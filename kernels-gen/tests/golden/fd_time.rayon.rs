@@ -1,5 +1,5 @@
 impl FdTime {
-    /// One row of `fd_time`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `fd_time`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. Without blocking (`mode.plain()`: the launch's fields fit the last-level cache) the row is one loop over plain slices. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -26,12 +26,20 @@ impl FdTime {
         dtdh2: T,
     ) {
         let n = grid.cols().len();
-        let mut pnew = mode.output(&mut pnew[pnew__win.cols(grid)], pnew__win.nx());
         let p__0_0 = &p[p__win.tap(grid, row, [0, 0, 0])..][..n];
         let pold__0_0 = &pold[pold__win.tap(grid, row, [0, 0, 0])..][..n];
         let v__0_0 = &v[v__win.tap(grid, row, [0, 0, 0])..][..n];
         let pxx__0_0 = &pxx[pxx__win.tap(grid, row, [0, 0, 0])..][..n];
         let pzz__0_0 = &pzz[pzz__win.tap(grid, row, [0, 0, 0])..][..n];
+        if mode.plain() {
+            let pnew = &mut pnew[pnew__win.cols(grid)][..n];
+            for i in 0..n {
+                pnew[i] = T::lit(2.0) * p__0_0[i] - pold__0_0[i]
+                    + dtdh2 * v__0_0[i] * v__0_0[i] * (pxx__0_0[i] + pzz__0_0[i]);
+            }
+            return;
+        }
+        let mut pnew = mode.output(&mut pnew[pnew__win.cols(grid)], pnew__win.nx());
         for cols in pnew.blocks() {
             if mode.prefetch() {
                 mode.fetch(p__0_0, cols.start, p__win.nx());

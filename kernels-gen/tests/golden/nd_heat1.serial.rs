@@ -1,5 +1,5 @@
 impl NdHeat1 {
-    /// One row of `nd_heat1`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
+    /// One row of `nd_heat1`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the grid, so each tap is sliced in its field's own strides. Without blocking (`mode.plain()`: the launch's fields fit the last-level cache) the row is one loop over plain slices. With blocking (`mode`: fields larger than the last-level cache), the row is computed a few cache lines at a time: before each block the data a few KiB ahead is prefetched (the leading row of each input, and the outputs; further along the row, or some rows further when the launch covers a narrow strip of columns), and `out` fields may be written through a small buffer with streaming stores that skip the cache. The arithmetic is the same either way.
     #[inline(always)]
     #[allow(
         clippy::too_many_arguments,
@@ -18,10 +18,20 @@ impl NdHeat1 {
         r: T,
     ) {
         let n = grid.cols().len();
-        let mut unew = mode.output(&mut unew[unew__win.cols(grid)], unew__win.nx());
         let u__m1 = &u[u__win.tap(grid, row, [0, 0, -1])..][..n];
         let u__0 = &u[u__win.tap(grid, row, [0, 0, 0])..][..n];
         let u__1 = &u[u__win.tap(grid, row, [0, 0, 1])..][..n];
+        if mode.plain() {
+            let unew = &mut unew[unew__win.cols(grid)][..n];
+            for i in 0..n {
+                unew[i] = u__0[i]
+                    + r
+                        * (T::lit(1.0) * u__m1[i] - T::lit(2.0) * u__0[i]
+                            + T::lit(1.0) * u__1[i]);
+            }
+            return;
+        }
+        let mut unew = mode.output(&mut unew[unew__win.cols(grid)], unew__win.nx());
         for cols in unew.blocks() {
             if mode.prefetch() {
                 mode.fetch(u__1, cols.start, u__win.nx());

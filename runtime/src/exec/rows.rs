@@ -287,6 +287,16 @@ impl<'s> RowMode<'s> {
         prefetch(data, from + ahead_of::<T>(self.ahead, nx));
     }
 
+    /// Whether the row loops run plain: neither prefetching nor streaming, so a row is one
+    /// loop over plain slices of its fields (the generated row kernel's first branch),
+    /// without the blocks and output wrappers of the other modes. Those cost a row a fixed
+    /// time that is most of it on a narrow strip: the PML's side-strip update (18 points)
+    /// took 44 ns per row plain against 70 ns through one block (`docs/notes/pml-cost.md`).
+    #[inline(always)]
+    pub fn plain(&self) -> bool {
+        !self.prefetch && self.stream.is_none()
+    }
+
     /// Whether `out` fields are written with non-temporal stores.
     pub fn streams(&self) -> bool {
         self.stream.is_some()
@@ -739,6 +749,111 @@ mod tests {
                     .all(|&v| v == 0.0));
             }
         }
+    }
+
+    /// Every row mode of the generated loops (plain; blocks with prefetching along the row or
+    /// rows ahead; streamed) computes the same bits, for kernels with one and several
+    /// outputs, `inout` fields, 2D and 3D taps, and fields that are windows of the grid
+    /// (the PML's side strips). The plain mode itself is what every generic test checks
+    /// against hand-computed values on its small grids.
+    #[test]
+    fn every_row_mode_computes_the_same_bits() {
+        use crate::kernels::{FdStep3d8, FdStep8, PmlUpdate3d, PmlUpdateX};
+        use crate::launch::{Region, Stencil, Window};
+        fn check<S: Stencil>(shape: [usize; 3], region: Region, wins: &[Window]) {
+            let (no, ni) = (S::INFO.outputs.len(), S::INFO.inputs.len());
+            let field = |k: usize| -> Vec<f32> {
+                (0..wins[k].len())
+                    .map(|i| ((i * 7919 + k * 104729) % 1013) as f32 * 0.01 - 5.0)
+                    .collect()
+            };
+            let ins: Vec<Vec<f32>> = (no..no + ni).map(field).collect();
+            let ins: Vec<&[f32]> = ins.iter().map(|v| &v[..]).collect();
+            let run = |plan: RowPlan| -> Vec<Vec<f32>> {
+                let mut outs: Vec<Vec<f32>> = (0..no).map(field).collect();
+                let mut o: Vec<&mut [f32]> = outs.iter_mut().map(|v| &mut v[..]).collect();
+                S::serial_with(&region, wins, &mut o, &ins, &[], plan).unwrap();
+                outs
+            };
+            let plain = run(RowPlan::default());
+            assert_ne!(
+                plain,
+                (0..no).map(field).collect::<Vec<_>>(),
+                "{}",
+                S::INFO.name
+            );
+            for plan in [
+                RowPlan {
+                    prefetch: true,
+                    stream: false,
+                    ahead: None,
+                },
+                RowPlan {
+                    prefetch: true,
+                    stream: false,
+                    ahead: Some(3),
+                },
+                RowPlan {
+                    prefetch: false,
+                    stream: true,
+                    ahead: None,
+                },
+                RowPlan {
+                    prefetch: true,
+                    stream: true,
+                    ahead: Some(1),
+                },
+            ] {
+                let got = run(plan);
+                for (k, (g, w)) in got.iter().zip(&plain).enumerate() {
+                    let bad = g
+                        .iter()
+                        .zip(w)
+                        .position(|(a, b)| a.to_bits() != b.to_bits());
+                    assert_eq!(
+                        bad,
+                        None,
+                        "{} output {k}, {plan:?}, {shape:?}",
+                        S::INFO.name
+                    );
+                }
+            }
+        }
+        // 2D, whole-grid fields, an odd row length (rows start at every alignment).
+        let shape = [40, 1, 203];
+        let grid = Region {
+            shape,
+            lo: [4, 0, 4],
+            hi: [36, 1, 199],
+        };
+        check::<FdStep8>(shape, grid, &[Window::full(shape); 4]);
+        // The PML's left strip: pnew, p and kv2 whole, zeta, psi, a and b windows of 24
+        // columns (the slab of the layer and the kernel's reach).
+        let strip = Window {
+            origin: [0, 0, 0],
+            shape: [40, 1, 24],
+        };
+        let full = Window::full(shape);
+        let grid = Region {
+            shape,
+            lo: [2, 0, 2],
+            hi: [38, 1, 20],
+        };
+        check::<PmlUpdateX>(shape, grid, &[full, strip, full, strip, full, strip, strip]);
+        // 3D.
+        let shape = [14, 15, 37];
+        let grid = Region {
+            shape,
+            lo: [4, 4, 4],
+            hi: [10, 11, 33],
+        };
+        check::<FdStep3d8>(shape, grid, &[Window::full(shape); 4]);
+        let grid = Region {
+            shape,
+            lo: [2, 2, 2],
+            hi: [12, 13, 35],
+        };
+        check::<PmlUpdate3d>(shape, grid, &[Window::full(shape); 15]);
     }
 
     /// A generated kernel on a grid larger than the last-level cache (so it blocks,

@@ -302,7 +302,8 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
         let tasks = self.tasks(chunk);
         // Each written field cut into the tasks' planes (an empty piece where its window has
         // none of them), with the piece's window; the fields no member writes, whole.
-        let mut pieces: Vec<Vec<Option<Piece<'_, T>>>> = tasks.iter().map(|_| Vec::new()).collect();
+        let mut pieces: Vec<Fields<Option<Piece<'_, T>>>> =
+            tasks.iter().map(|_| Fields::new()).collect();
         let mut whole: Vec<Option<&[T]>> = Vec::new();
         for ((buf, w), &written) in self.outs.into_iter().zip(&self.out_wins).zip(&self.written) {
             if !written {
@@ -328,12 +329,18 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
         }
         let ins: Vec<&[T]> = self.ins.iter().map(|b| MemSpaceHost::as_slice(b)).collect();
         let (members, whole) = (&self.members, &whole);
+        // Borrowed, not moved, into the tasks, so that the lists are freed by the thread that
+        // allocated them (freed by the workers, they contended for its malloc arena's lock).
         pieces
-            .into_par_iter()
+            .par_iter_mut()
             .zip(tasks)
-            .try_for_each(|(mut mine, zs)| run_task(members, &mut mine, whole, &ins, zs))
+            .try_for_each(|(mine, zs)| run_task(members, mine, whole, &ins, zs))
     }
 }
+
+/// A list of one entry per field of a task or member, on the stack up to 16 fields: a task
+/// runs every member on a few rows, and heap lists cost each of them several allocations.
+type Fields<X> = smallvec::SmallVec<[X; 16]>;
 
 /// A task's rows of a written field, and where they lie in the grid.
 type Piece<'a, T> = (&'a mut [T], Window);
@@ -348,7 +355,7 @@ fn run_task<E: ExecutionSpace, T: Real>(
     ins: &[&[T]],
     zs: Range<usize>,
 ) -> Result<()> {
-    let piece_wins: Vec<Option<Window>> = mine.iter().map(|p| p.as_ref().map(|p| p.1)).collect();
+    let piece_wins: Fields<Option<Window>> = mine.iter().map(|p| p.as_ref().map(|p| p.1)).collect();
     for m in members {
         let mut grid = m.grid;
         grid.lo[0] = grid.lo[0].max(zs.start);
@@ -356,17 +363,17 @@ fn run_task<E: ExecutionSpace, T: Real>(
         if grid.lo[0] >= grid.hi[0] {
             continue;
         }
-        let mut slots: Vec<Option<&mut [T]>> = mine
+        let mut slots: Fields<Option<&mut [T]>> = mine
             .iter_mut()
             .map(|p| p.as_mut().map(|(s, _)| &mut **s))
             .collect();
-        let mut wins = Vec::with_capacity(m.wins.len());
-        let mut outs = Vec::with_capacity(m.outs.len());
+        let mut wins: Fields<Window> = Fields::new();
+        let mut outs: Fields<&mut [T]> = Fields::new();
         for &k in m.outs {
             outs.push(slots[k].take().expect("launch_group checked the indices"));
             wins.push(piece_wins[k].expect("a written field"));
         }
-        let mut reads = Vec::with_capacity(m.ins.len());
+        let mut reads: Fields<&[T]> = Fields::new();
         for (j, a) in m.ins.iter().enumerate() {
             let (read, win) = match *a {
                 Arg::Out(k) => match (whole[k], &slots[k]) {
