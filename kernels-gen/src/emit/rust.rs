@@ -7,7 +7,9 @@
 //! window (`p__win`: where the field lies in the grid, its own row and plane lengths; a field
 //! covering the grid or a smaller window of it) puts the tap's point
 //! (`p__win.tap(grid, row, [0, 0, -2])`), then runs a plain `for i in 0..n` loop. Every slice has the same length, so the compiler removes the bounds
-//! checks and vectorises the loop. `rows` runs it over consecutive rows. The drivers hand out
+//! checks and vectorises the loop. The loop body is written twice: once over plain slices of
+//! the outputs (the launch's fields fit the cache: `mode.plain()`), once inside the blocks
+//! of the modes that prefetch ahead or stream their outputs; the arithmetic is the same. `rows` runs it over consecutive rows. The drivers hand out
 //! runs of consecutive rows from the runtime's `row_runs` (in 2D one run of all rows; in 3D
 //! y-blocks, then z, so the planes a stencil reads stay in cache): serial all at once, rayon
 //! in chunks of the outermost axis (rows in 2D, z-planes in 3D); both wrap the call in the

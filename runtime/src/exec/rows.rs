@@ -760,7 +760,8 @@ mod tests {
     fn every_row_mode_computes_the_same_bits() {
         use crate::kernels::{FdStep3d8, FdStep8, PmlUpdate3d, PmlUpdateX};
         use crate::launch::{Region, Stencil, Window};
-        fn check<S: Stencil>(shape: [usize; 3], region: Region, wins: &[Window]) {
+        fn check<S: Stencil>(shape: [usize; 3], lo: [usize; 3], hi: [usize; 3], wins: &[Window]) {
+            let region = Region { shape, lo, hi };
             let (no, ni) = (S::INFO.outputs.len(), S::INFO.inputs.len());
             let field = |k: usize| -> Vec<f32> {
                 (0..wins[k].len())
@@ -821,39 +822,21 @@ mod tests {
         }
         // 2D, whole-grid fields, an odd row length (rows start at every alignment).
         let shape = [40, 1, 203];
-        let grid = Region {
-            shape,
-            lo: [4, 0, 4],
-            hi: [36, 1, 199],
-        };
-        check::<FdStep8>(shape, grid, &[Window::full(shape); 4]);
+        let full = Window::full(shape);
+        check::<FdStep8>(shape, [4, 0, 4], [36, 1, 199], &[full; 4]);
         // The PML's left strip: pnew, p and kv2 whole, zeta, psi, a and b windows of 24
         // columns (the slab of the layer and the kernel's reach).
         let strip = Window {
             origin: [0, 0, 0],
             shape: [40, 1, 24],
         };
-        let full = Window::full(shape);
-        let grid = Region {
-            shape,
-            lo: [2, 0, 2],
-            hi: [38, 1, 20],
-        };
-        check::<PmlUpdateX>(shape, grid, &[full, strip, full, strip, full, strip, strip]);
+        let wins = [full, strip, full, strip, full, strip, strip];
+        check::<PmlUpdateX>(shape, [2, 0, 2], [38, 1, 20], &wins);
         // 3D.
         let shape = [14, 15, 37];
-        let grid = Region {
-            shape,
-            lo: [4, 4, 4],
-            hi: [10, 11, 33],
-        };
-        check::<FdStep3d8>(shape, grid, &[Window::full(shape); 4]);
-        let grid = Region {
-            shape,
-            lo: [2, 2, 2],
-            hi: [12, 13, 35],
-        };
-        check::<PmlUpdate3d>(shape, grid, &[Window::full(shape); 15]);
+        let full = Window::full(shape);
+        check::<FdStep3d8>(shape, [4, 4, 4], [10, 11, 33], &[full; 4]);
+        check::<PmlUpdate3d>(shape, [2, 2, 2], [12, 13, 35], &[full; 15]);
     }
 
     /// A generated kernel on a grid larger than the last-level cache (so it blocks,
