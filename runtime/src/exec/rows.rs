@@ -291,7 +291,8 @@ impl<'s> RowMode<'s> {
     /// loop over plain slices of its fields (the generated row kernel's first branch),
     /// without the blocks and output wrappers of the other modes. Those cost a row a fixed
     /// time that is most of it on a narrow strip: the PML's side-strip update (18 points)
-    /// took 44 ns per row plain against 70 ns through one block (`docs/notes/pml-cost.md`).
+    /// took 30–44 ns per row plain against 48–52 ns through one block (in cache;
+    /// `docs/notes/pml-cost.md`, "Session h").
     #[inline(always)]
     pub fn plain(&self) -> bool {
         !self.prefetch && self.stream.is_none()
@@ -308,7 +309,7 @@ impl<'s> RowMode<'s> {
     pub fn output<'r, T: Real>(&self, row: &'r mut [T], nx: usize) -> RowOutput<'r, 's, T> {
         RowOutput {
             row,
-            blocked: self.prefetch || self.stream.is_some(),
+            blocked: !self.plain(),
             ahead: ahead_of::<T>(self.ahead, nx),
             stream: self.stream,
             buffer: None,

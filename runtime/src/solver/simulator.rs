@@ -171,8 +171,6 @@ pub(crate) fn non_finite<T: Real>(step: usize, value: T, pos: &str, place: &str)
     }
 }
 
-/// The step-boundary check of `p` after `step` steps: the source point every step, the
-/// whole field every [`FINITE_CHECK_EVERY`] steps and after the last (host memory; device
 /// The fused step of space order `order` on `region` of `out` from `[level, before, kv2]`,
 /// then the additive source `add` (its value and point), then the PML on `rows`: the order
 /// in which the unblocked step and every band of a blocked sweep apply them. With a PML the
@@ -218,6 +216,8 @@ where
     Ok(())
 }
 
+/// The step-boundary check of `p` after `step` steps: the source point every step, the
+/// whole field every [`FINITE_CHECK_EVERY`] steps and after the last (host memory; device
 /// memory: whole after the last step only).
 fn check_finite<M: MemorySpace, T: Real, const D: usize>(
     p: &ScalarField<M, T, D>,
