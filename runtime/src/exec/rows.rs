@@ -350,6 +350,9 @@ pub struct RowOutput<'r, 's, T: Real> {
 impl<T: Real> RowOutput<'_, '_, T> {
     /// The row's columns `0..n` in blocks of `BLOCK_BYTES` with prefetching or streaming;
     /// otherwise the whole row is one block (one long loop, fastest on cache-resident data).
+    /// A generated row never asks in that last mode: it takes its plain branch first
+    /// ([`RowMode::plain`]) and makes no `RowOutput`; the one block keeps a `RowOutput` made
+    /// by hand (`__private`) correct in every mode.
     /// Streamed, the first block ends at the row's first 64-byte boundary, so that every
     /// block but the first and last covers whole cache lines (streaming stores write whole
     /// lines; a line written partly by plain stores would be read first). Only prefetched,
