@@ -10,7 +10,7 @@ use crate::{Error, ExecutionSpace, Real, Result, ScalarField};
 use std::ops::Range;
 
 mod group;
-pub use group::{launch_group, Arg, Group, Member};
+pub use group::{launch_group, Arg, Group, GroupPlan, Member};
 
 /// The box of points a launch computes, on a field of shape `[nz, ny, nx]` (row-major, x
 /// contiguous; absent axes have size 1: a 2D field is `[nz, 1, nx]`, a 1D field `[1, 1, n]`):

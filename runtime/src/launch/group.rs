@@ -100,26 +100,79 @@ impl<E: ExecutionSpace, T: Real, const D: usize> Member<E, T, D> {
 /// A checked member: its grid (the box as a [`Region`]), every field's window (outputs,
 /// then inputs) and the row plan of its whole box; its fields and scalars as the member
 /// lists them.
-struct Planned<'a, E: ExecutionSpace, T: Real> {
+struct Planned<E: ExecutionSpace, T: Real> {
     launch: LaunchFn<E, T>,
     host: HostFn<T>,
     grid: Region,
     wins: Vec<Window>,
     plan: RowPlan,
-    outs: &'a [usize],
-    ins: &'a [Arg],
-    reals: &'a [T],
+    outs: Vec<usize>,
+    ins: Vec<Arg>,
+    reals: Vec<T>,
+}
+
+/// What a [`GroupPlan`] checked of one field: its grid shape (`[nz, ny, nx]`), whether it is
+/// a window, and where it lies. Two fields with the same layout pass every check alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    zyx: [usize; 3],
+    is_window: bool,
+    window: Window,
+}
+
+impl Layout {
+    fn of<M: MemorySpace, T: Real, const D: usize>(f: &ScalarField<M, T, D>) -> Layout {
+        Layout {
+            zyx: f.zyx(),
+            is_window: f.is_window(),
+            window: f.window(),
+        }
+    }
+}
+
+/// A checked group launch, made once and launched many times: [`launch_group`]'s checks
+/// are made by [`GroupPlan::new`] against the fields' shapes and windows, and
+/// [`GroupPlan::launch`] runs the members on any fields of the same shapes and windows
+/// (other buffers, as a time loop's levels rotate), comparing only those. What it is for: a
+/// blocked time loop launches the same few groups band after band, thousands of times per
+/// second, and the checks of a group of eight kernels took a few microseconds each time,
+/// during which the other threads wait (`docs/notes/pml-cost.md`, session j).
+///
+/// ```
+/// use ppstencil::launch::{Arg, GroupPlan, Member};
+/// use ppstencil::{stencil, HostField, Serial, ScalarField};
+/// stencil! {
+///     fn twice(o: inout) { o[0, 0] = 2.0 * o[0, 0]; }
+/// }
+/// let mut a: HostField<f64> = HostField::from_fn(4, 4, |_, _| 1.0)?;
+/// let mut b: HostField<f64> = HostField::from_fn(4, 4, |_, _| 3.0)?;
+/// let members = [Member::<Serial, f64, 2>::new::<Twice>([0..4, 0..2], &[0], &[], &[])];
+/// let plan = GroupPlan::new(&[&a], &[], &members)?;
+/// plan.launch(&Serial, &mut [&mut a], &[])?;
+/// plan.launch(&Serial, &mut [&mut b], &[])?;
+/// assert_eq!((a[(1, 1)], a[(1, 2)], b[(1, 1)]), (2.0, 1.0, 6.0));
+/// // Fields of another shape are refused, not run.
+/// let mut c: HostField<f64> = ScalarField::new(4, 5)?;
+/// assert!(plan.launch(&Serial, &mut [&mut c], &[]).is_err());
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
+pub struct GroupPlan<E: ExecutionSpace, T: Real, const D: usize> {
+    members: Vec<Planned<E, T>>,
+    /// Per field of `outs`, whether a member writes it (the others are only read, and may
+    /// be read in any row).
+    written: Vec<bool>,
+    outs: Vec<Layout>,
+    ins: Vec<Layout>,
 }
 
 /// A checked group launch, handed to [`ExecutionSpace::launch_group`]: the kernels in order,
 /// the buffers of the fields they write and of those they only read.
 pub struct Group<'a, E: ExecutionSpace, T: Real> {
-    members: Vec<Planned<'a, E, T>>,
+    members: &'a [Planned<E, T>],
     outs: Vec<&'a mut Buf<E, T>>,
     out_wins: Vec<Window>,
-    /// Per field of `outs`, whether a member writes it (the others are only read, and may
-    /// be read in any row).
-    written: Vec<bool>,
+    /// Per field of `outs`, whether a member writes it.
+    written: &'a [bool],
     ins: Vec<&'a Buf<E, T>>,
 }
 
@@ -142,123 +195,167 @@ pub fn launch_group<E: ExecutionSpace, T: Real, const D: usize>(
     ins: &[&ScalarField<E::Memory, T, D>],
     members: &[Member<E, T, D>],
 ) -> Result<()> {
-    let bad = |m: &Member<E, T, D>, problem: String, fix: &str| {
-        Error::invalid(
-            format!("group member `{}`", m.info.name),
-            problem,
-            fix.to_string(),
-        )
-    };
-    // Per field of `outs`, whether a member writes it (an index out of range is reported
-    // with its member below).
-    let mut written = vec![false; outs.len()];
-    for &k in members.iter().flat_map(|m| &m.outs) {
-        if let Some(w) = written.get_mut(k) {
-            *w = true;
-        }
-    }
-    let mut planned = Vec::with_capacity(members.len());
-    let mut shape = None;
-    for m in members {
-        let field = |a: Arg| match a {
-            Arg::Out(k) => outs.get(k).map(|f| &**f),
-            Arg::In(k) => ins.get(k).copied(),
+    let shared: Vec<&ScalarField<E::Memory, T, D>> = outs.iter().map(|f| &**f).collect();
+    GroupPlan::new(&shared, ins, members)?.launch(space, outs, ins)
+}
+
+impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
+    /// Checks `members` as [`launch_group`] does, on fields shaped and placed as `outs` (the
+    /// fields some member writes) and `ins` (read only), and plans each member's launch.
+    pub fn new(
+        outs: &[&ScalarField<E::Memory, T, D>],
+        ins: &[&ScalarField<E::Memory, T, D>],
+        members: &[Member<E, T, D>],
+    ) -> Result<Self> {
+        let bad = |m: &Member<E, T, D>, problem: String, fix: &str| {
+            Error::invalid(
+                format!("group member `{}`", m.info.name),
+                problem,
+                fix.to_string(),
+            )
         };
-        let args: Vec<Arg> = m
-            .outs
-            .iter()
-            .map(|&k| Arg::Out(k))
-            .chain(m.ins.clone())
-            .collect();
-        let mut fields = Vec::with_capacity(args.len());
-        for &a in &args {
-            fields.push(field(a).ok_or_else(|| {
-                bad(
-                    m,
-                    format!("field {a:?}"),
-                    &format!(
-                        "the group has {} written and {} read-only fields: index into those",
-                        outs.len(),
-                        ins.len()
-                    ),
-                )
-            })?);
+        // Per field of `outs`, whether a member writes it (an index out of range is reported
+        // with its member below).
+        let mut written = vec![false; outs.len()];
+        for &k in members.iter().flat_map(|m| &m.outs) {
+            if let Some(w) = written.get_mut(k) {
+                *w = true;
+            }
         }
-        let mut own: Vec<usize> = args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Out(k) => Some(*k),
-                Arg::In(_) => None,
-            })
-            .collect();
-        own.sort_unstable();
-        if own.windows(2).any(|w| w[0] == w[1]) {
-            return Err(bad(
-                m,
-                format!("fields {args:?}"),
-                "a member writes each field once and does not also read a field it writes \
-                 (its inout parameters read it)",
-            ));
-        }
-        let rows_read = m.info.radii[0] > 0
-            && m.ins
+        let mut planned = Vec::with_capacity(members.len());
+        let mut shape = None;
+        for m in members {
+            let field = |a: Arg| match a {
+                Arg::Out(k) => outs.get(k).copied(),
+                Arg::In(k) => ins.get(k).copied(),
+            };
+            let args: Vec<Arg> = m
+                .outs
                 .iter()
-                .any(|a| matches!(a, Arg::Out(k) if written.get(*k) == Some(&true)));
-        if rows_read {
-            return Err(bad(
-                m,
-                format!("radius {} along the outermost axis", m.info.radii[0]),
-                "a member that reads a field the group writes must read it in its own rows \
-                 only (radius 0 along the outermost axis): launch it on its own, after the group",
+                .map(|&k| Arg::Out(k))
+                .chain(m.ins.clone())
+                .collect();
+            let mut fields = Vec::with_capacity(args.len());
+            for &a in &args {
+                fields.push(field(a).ok_or_else(|| {
+                    bad(
+                        m,
+                        format!("field {a:?}"),
+                        &format!(
+                            "the group has {} written and {} read-only fields: index into those",
+                            outs.len(),
+                            ins.len()
+                        ),
+                    )
+                })?);
+            }
+            let mut own: Vec<usize> = args
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Out(k) => Some(*k),
+                    Arg::In(_) => None,
+                })
+                .collect();
+            own.sort_unstable();
+            if own.windows(2).any(|w| w[0] == w[1]) {
+                return Err(bad(
+                    m,
+                    format!("fields {args:?}"),
+                    "a member writes each field once and does not also read a field it writes \
+                     (its inout parameters read it)",
+                ));
+            }
+            let rows_read = m.info.radii[0] > 0
+                && m.ins
+                    .iter()
+                    .any(|a| matches!(a, Arg::Out(k) if written.get(*k) == Some(&true)));
+            if rows_read {
+                return Err(bad(
+                    m,
+                    format!("radius {} along the outermost axis", m.info.radii[0]),
+                    "a member that reads a field the group writes must read it in its own rows \
+                     only (radius 0 along the outermost axis): launch it on its own, after the group",
+                ));
+            }
+            let (o, i) = fields.split_at(m.outs.len());
+            let grid_shape = check_fields(&m.info, o, i, m.reals.len())?;
+            if *shape.get_or_insert(grid_shape) != grid_shape {
+                return Err(bad(
+                    m,
+                    format!("grid {grid_shape:?}"),
+                    "every member of a group runs on the same grid (the first member's)",
+                ));
+            }
+            let Some(grid) = region_of(&m.info, grid_shape, &m.region)? else {
+                continue;
+            };
+            let wins = check_windows(&m.info, &grid, o, i)?;
+            planned.push(Planned {
+                launch: m.launch,
+                host: m.host,
+                grid,
+                plan: RowPlan::for_launch::<T>(&grid, wins.len()),
+                wins,
+                outs: m.outs.clone(),
+                ins: m.ins.clone(),
+                reals: m.reals.clone(),
+            });
+        }
+        Ok(GroupPlan {
+            members: planned,
+            written,
+            outs: outs.iter().map(|f| Layout::of(*f)).collect(),
+            ins: ins.iter().map(|f| Layout::of(*f)).collect(),
+        })
+    }
+
+    /// Runs the planned members on `space` with fields `outs` and `ins`, which must have the
+    /// shapes and windows of those the plan was made with (checked; their buffers may be
+    /// others).
+    pub fn launch(
+        &self,
+        space: &E,
+        outs: &mut [&mut ScalarField<E::Memory, T, D>],
+        ins: &[&ScalarField<E::Memory, T, D>],
+    ) -> Result<()> {
+        let same = outs.len() == self.outs.len()
+            && ins.len() == self.ins.len()
+            && outs
+                .iter()
+                .zip(&self.outs)
+                .all(|(f, l)| Layout::of(&**f) == *l)
+            && ins.iter().zip(&self.ins).all(|(f, l)| Layout::of(*f) == *l);
+        if !same {
+            return Err(Error::invalid(
+                "group launch",
+                "fields of other shapes or windows than the plan's",
+                "launch a group plan with fields shaped and placed as those it was made with, \
+                 or make a new plan (GroupPlan::new)",
             ));
         }
-        let (o, i) = fields.split_at(m.outs.len());
-        let grid_shape = check_fields(&m.info, o, i, m.reals.len())?;
-        if *shape.get_or_insert(grid_shape) != grid_shape {
-            return Err(bad(
-                m,
-                format!("grid {grid_shape:?}"),
-                "every member of a group runs on the same grid (the first member's)",
-            ));
+        if self.members.is_empty() {
+            return Ok(());
         }
-        let Some(grid) = region_of(&m.info, grid_shape, &m.region)? else {
-            continue;
+        let group = Group {
+            members: &self.members,
+            written: &self.written,
+            out_wins: self.outs.iter().map(|l| l.window).collect(),
+            outs: outs.iter_mut().map(|f| f.buffer_mut()).collect(),
+            ins: ins.iter().map(|f| f.buffer()).collect(),
         };
-        let wins = check_windows(&m.info, &grid, o, i)?;
-        planned.push(Planned {
-            launch: m.launch,
-            host: m.host,
-            grid,
-            plan: RowPlan::for_launch::<T>(&grid, wins.len()),
-            wins,
-            outs: &m.outs,
-            ins: &m.ins,
-            reals: &m.reals,
-        });
+        space.launch_group(group)
     }
-    if planned.is_empty() {
-        return Ok(());
-    }
-    let out_wins = outs.iter().map(|f| f.window()).collect();
-    let group = Group {
-        written,
-        members: planned,
-        outs: outs.iter_mut().map(|f| f.buffer_mut()).collect(),
-        out_wins,
-        ins: ins.iter().map(|f| f.buffer()).collect(),
-    };
-    space.launch_group(group)
 }
 
 impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
     /// Runs every member over its whole box, one after another, with
     /// [`ExecutionSpace::launch`]: what every space but the host's rayon does with a group.
     pub fn in_turn(mut self, space: &E) -> Result<()> {
-        for m in &self.members {
+        for m in self.members {
             let mut slots: Vec<Option<&mut Buf<E, T>>> =
                 self.outs.iter_mut().map(|b| Some(&mut **b)).collect();
             let mut outs = Vec::with_capacity(m.outs.len());
-            for &k in m.outs {
+            for &k in &m.outs {
                 outs.push(slots[k].take().expect("launch_group checked the indices"));
             }
             let ins: Vec<&Buf<E, T>> = m
@@ -269,7 +366,7 @@ impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
                     Arg::In(k) => self.ins[k],
                 })
                 .collect();
-            (m.launch)(space, &m.grid, &m.wins, &mut outs, &ins, m.reals)?;
+            (m.launch)(space, &m.grid, &m.wins, &mut outs, &ins, &m.reals)?;
         }
         Ok(())
     }
@@ -281,7 +378,7 @@ impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
     /// one over many planes rides in the tasks of the others.
     pub(crate) fn tasks(&self, chunk: impl Fn(&Region, usize) -> usize) -> Vec<Range<usize>> {
         let mut cuts = Vec::new();
-        for m in &self.members {
+        for m in self.members {
             let (lo, hi) = (m.grid.lo[0], m.grid.hi[0]);
             cuts.extend((lo..hi).step_by(chunk(&m.grid, m.wins.len()).max(1)));
             cuts.push(hi);
@@ -305,7 +402,7 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
         let mut pieces: Vec<Fields<Option<Piece<'_, T>>>> =
             tasks.iter().map(|_| Fields::new()).collect();
         let mut whole: Vec<Option<&[T]>> = Vec::new();
-        for ((buf, w), &written) in self.outs.into_iter().zip(&self.out_wins).zip(&self.written) {
+        for ((buf, w), &written) in self.outs.into_iter().zip(&self.out_wins).zip(self.written) {
             if !written {
                 whole.push(Some(MemSpaceHost::as_slice(buf)));
                 pieces.iter_mut().for_each(|task| task.push(None));
@@ -328,7 +425,7 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
             }
         }
         let ins: Vec<&[T]> = self.ins.iter().map(|b| MemSpaceHost::as_slice(b)).collect();
-        let (members, whole) = (&self.members, &whole);
+        let (members, whole) = (self.members, &whole);
         // Borrowed, not moved, into the tasks, so that the lists are freed by the thread that
         // allocated them (freed by the workers, they contended for its malloc arena's lock).
         pieces
@@ -349,7 +446,7 @@ type Piece<'a, T> = (&'a mut [T], Window);
 /// holds the task's piece of each written field, `whole` the fields of `outs` no member
 /// writes, `ins` the read-only fields.
 fn run_task<E: ExecutionSpace, T: Real>(
-    members: &[Planned<'_, E, T>],
+    members: &[Planned<E, T>],
     mine: &mut [Option<Piece<'_, T>>],
     whole: &[Option<&[T]>],
     ins: &[&[T]],
@@ -369,7 +466,7 @@ fn run_task<E: ExecutionSpace, T: Real>(
             .collect();
         let mut wins: Fields<Window> = Fields::new();
         let mut outs: Fields<&mut [T]> = Fields::new();
-        for &k in m.outs {
+        for &k in &m.outs {
             outs.push(slots[k].take().expect("launch_group checked the indices"));
             wins.push(piece_wins[k].expect("a written field"));
         }
@@ -386,7 +483,7 @@ fn run_task<E: ExecutionSpace, T: Real>(
             reads.push(read);
             wins.push(win);
         }
-        (m.host)(&grid, &wins, &mut outs, &reads, m.reals, m.plan)?;
+        (m.host)(&grid, &wins, &mut outs, &reads, &m.reals, m.plan)?;
     }
     Ok(())
 }

@@ -25,8 +25,10 @@
 //! validation (`config.rs`).
 
 use super::dims::{Dims, WaveKernels};
-use crate::launch::{launch_group, Arg};
+use crate::launch::{Arg, GroupPlan};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
+use std::any::Any;
+use std::collections::HashMap;
 use std::ops::Range;
 
 /// Default target reflection coefficient `R` of the PML (amplitude, normal incidence).
@@ -264,7 +266,25 @@ pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     /// Where `zeta` and the pressure are updated: the boxes of the layer, inside the
     /// interior's zero border (for a part of the grid, cut to its points).
     boxes: Vec<PmlBox<D>>,
+    /// The checked launches of [`step`](Self::step), per part of the layer and interior
+    /// step it was called with (`[GroupPlan<E, T, D>; 2]` for its execution space `E`): a
+    /// blocked run calls it with the same few hundred bands over and over, and checking
+    /// its groups each time cost 4 % of the step on two threads (`docs/notes/pml-cost.md`,
+    /// session j). At most [`MAX_PLANS`] are kept.
+    plans: HashMap<PlanKey<D>, Box<dyn Any + Send + Sync>>,
 }
+
+/// What [`Pml::step`]'s groups depend on besides the fields' shapes: the part of the layer
+/// (`PmlRows`) and the interior step's space order and box.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PlanKey<const D: usize> {
+    rows: [Range<usize>; 2],
+    interior: Option<(usize, [Range<usize>; D])>,
+}
+
+/// The most group plans a [`Pml`] keeps (then it starts over): more than the bands × steps
+/// of a block's wavefront of any grid this machine can hold, tiles included.
+const MAX_PLANS: usize = 1 << 14;
 
 /// The fields of one side of the layer along one axis, all windows of the same box.
 struct LayerFields<M: crate::MemorySpace, T: Real, const D: usize> {
@@ -392,6 +412,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             kv2,
             psi_boxes,
             boxes,
+            plans: HashMap::new(),
         })
     }
 
@@ -423,14 +444,6 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     where
         Dims<D>: WaveKernels<D>,
     {
-        // A box cut to `to` along the two outer axes (`None`: nothing left).
-        let cut = |b: &[Range<usize>; D], to: &[Range<usize>; 2]| {
-            let mut b = b.clone();
-            for (a, to) in to.iter().enumerate() {
-                b[a] = b[a].start.max(to.start)..b[a].end.min(to.end);
-            }
-            (!b[0].is_empty() && !b[1].is_empty()).then_some(b)
-        };
         let Some(kv2) = kv2.or(self.kv2.as_ref()) else {
             return Err(Error::invalid(
                 Param::Velocity,
@@ -454,6 +467,57 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 ins.extend([&*a, &*b]);
             }
         }
+        let key = PlanKey {
+            rows: rows.0.clone(),
+            interior: interior.as_ref().map(|i| (i.order, i.region.clone())),
+        };
+        let planned = |p: &Box<dyn Any + Send + Sync>| p.is::<[GroupPlan<E, T, D>; 2]>();
+        if !self.plans.get(&key).is_some_and(planned) {
+            let plans = Self::plan::<E>(
+                &self.psi_boxes,
+                &self.boxes,
+                &outs,
+                &ins,
+                &at,
+                rows,
+                &interior,
+            )?;
+            if self.plans.len() >= MAX_PLANS {
+                self.plans.clear();
+            }
+            self.plans.insert(key.clone(), Box::new(plans));
+        }
+        let plans = self.plans[&key]
+            .downcast_ref::<[GroupPlan<E, T, D>; 2]>()
+            .expect("planned above");
+        plans[0].launch(space, &mut outs, &ins)?;
+        plans[1].launch(space, &mut outs, &ins)?;
+        Ok(())
+    }
+
+    /// The two groups of [`step`](Self::step) on the part `rows` of the layer, checked
+    /// against its fields `outs` and `ins` (`at`: where each side's fields are in them).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn plan<E: ExecutionSpace<Memory = M>>(
+        psi_boxes: &[PmlBox<D>],
+        boxes: &[PmlBox<D>],
+        outs: &[&mut ScalarField<M, T, D>],
+        ins: &[&ScalarField<M, T, D>],
+        at: &[Option<(usize, usize, usize, usize)>],
+        rows: &PmlRows,
+        interior: &Option<Interior<'_, M, T, D>>,
+    ) -> Result<[GroupPlan<E, T, D>; 2]>
+    where
+        Dims<D>: WaveKernels<D>,
+    {
+        // A box cut to `to` along the two outer axes (`None`: nothing left).
+        let cut = |b: &[Range<usize>; D], to: &[Range<usize>; 2]| {
+            let mut b = b.clone();
+            for (a, to) in to.iter().enumerate() {
+                b[a] = b[a].start.max(to.start)..b[a].end.min(to.end);
+            }
+            (!b[0].is_empty() && !b[1].is_empty()).then_some(b)
+        };
         // Per axis of a box, the first side whose window holds it along that axis (on a
         // grid narrower than two slabs, the sides' windows overlap), x first (the axes in
         // reverse order).
@@ -482,7 +546,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         // update per box (`pnew`, `zeta` per axis; `p`, `psi` per axis, `kv2`, `a`, `b` per
         // axis).
         let (mut first, mut rest) = (Vec::new(), Vec::new());
-        if let Some(i) = &interior {
+        if let Some(i) = interior {
             let reads = [Arg::In(0), Arg::In(2), Arg::In(1)];
             first.push(crate::kernels::fd_step_member(
                 i.order,
@@ -491,7 +555,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 &reads,
             )?);
         }
-        for (update, boxes) in [(false, &self.psi_boxes), (true, &self.boxes)] {
+        for (update, boxes) in [(false, psi_boxes), (true, boxes)] {
             for b in boxes {
                 let Some(region) = cut(&b.region, &rows.0) else {
                     continue;
@@ -523,9 +587,11 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 }
             }
         }
-        launch_group(space, &mut outs, &ins, &first)?;
-        launch_group(space, &mut outs, &ins, &rest)?;
-        Ok(())
+        let shared: Vec<&ScalarField<M, T, D>> = outs.iter().map(|f| &**f).collect();
+        Ok([
+            GroupPlan::new(&shared, ins, &first)?,
+            GroupPlan::new(&shared, ins, &rest)?,
+        ])
     }
 
     /// Whether the PML updates the pressure at `point` (it lies in one of its boxes): an
@@ -691,7 +757,7 @@ mod tests {
                     let o: Vec<usize> = (0..outs.len()).collect();
                     let i: Vec<Arg> = (0..ins.len()).map(Arg::In).collect();
                     let m = Dims::<D>::pml_member(axes, update, region.clone(), &o, &i);
-                    launch_group(&Serial, outs, ins, &[m]).unwrap();
+                    crate::launch::launch_group(&Serial, outs, ins, &[m]).unwrap();
                 };
                 // The kernels' field order: per axis, x first.
                 let run = |axes: &[usize], psi: &mut Vec<F<D>>, zeta: &mut Vec<F<D>>| {
