@@ -40,6 +40,7 @@ use super::{check_fields, check_windows, region_of, Region, Stencil, StencilInfo
 use crate::exec::rows::RowPlan;
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Real, Result, ScalarField};
 use std::ops::Range;
+use std::sync::Mutex;
 
 /// Where a kernel of a group finds one of its input fields: the group's written fields
 /// (`outs` of [`launch_group`]) or its read-only ones (`ins`), by index.
@@ -163,17 +164,29 @@ pub struct GroupPlan<E: ExecutionSpace, T: Real, const D: usize> {
     written: Vec<bool>,
     outs: Vec<Layout>,
     ins: Vec<Layout>,
+    /// The host's last split into tasks ([`Group::tasks`]), with the planes per task of each
+    /// member it was made from.
+    tasks: Mutex<Tasks>,
+}
+
+/// A split of a group's planes into tasks, and the planes per task of each member it was
+/// made from (the split is the same as long as those are).
+#[derive(Default)]
+struct Tasks {
+    chunks: Fields<usize>,
+    tasks: Vec<Range<usize>>,
 }
 
 /// A checked group launch, handed to [`ExecutionSpace::launch_group`]: the kernels in order,
 /// the buffers of the fields they write and of those they only read.
 pub struct Group<'a, E: ExecutionSpace, T: Real> {
     members: &'a [Planned<E, T>],
-    outs: Vec<&'a mut Buf<E, T>>,
-    out_wins: Vec<Window>,
+    outs: Fields<&'a mut Buf<E, T>>,
+    out_wins: Fields<Window>,
     /// Per field of `outs`, whether a member writes it.
     written: &'a [bool],
-    ins: Vec<&'a Buf<E, T>>,
+    ins: Fields<&'a Buf<E, T>>,
+    tasks: &'a Mutex<Tasks>,
 }
 
 /// Runs `members` in order as one launch on `space`: each on its box, with fields taken from
@@ -306,6 +319,7 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
             written,
             outs: outs.iter().map(|f| Layout::of(*f)).collect(),
             ins: ins.iter().map(|f| Layout::of(*f)).collect(),
+            tasks: Mutex::default(),
         })
     }
 
@@ -342,6 +356,7 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
             out_wins: self.outs.iter().map(|l| l.window).collect(),
             outs: outs.iter_mut().map(|f| f.buffer_mut()).collect(),
             ins: ins.iter().map(|f| f.buffer()).collect(),
+            tasks: &self.tasks,
         };
         space.launch_group(group)
     }
@@ -376,16 +391,29 @@ impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
     /// per task), where each member's own tasks start and end. A member over a few planes (a
     /// face of the layer across the outermost axis) keeps its own split among the threads,
     /// one over many planes rides in the tasks of the others.
+    ///
+    /// The split is kept in the plan and made again only when a member's planes per task
+    /// change (another pool): a blocked run launches the same plan band after band.
     pub(crate) fn tasks(&self, chunk: impl Fn(&Region, usize) -> usize) -> Vec<Range<usize>> {
-        let mut cuts = Vec::new();
-        for m in self.members {
-            let (lo, hi) = (m.grid.lo[0], m.grid.hi[0]);
-            cuts.extend((lo..hi).step_by(chunk(&m.grid, m.wins.len()).max(1)));
-            cuts.push(hi);
+        let chunks: Fields<usize> = self
+            .members
+            .iter()
+            .map(|m| chunk(&m.grid, m.wins.len()).max(1))
+            .collect();
+        let mut kept = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.chunks != chunks || kept.tasks.is_empty() {
+            let mut cuts = Vec::new();
+            for (m, &c) in self.members.iter().zip(&chunks) {
+                let (lo, hi) = (m.grid.lo[0], m.grid.hi[0]);
+                cuts.extend((lo..hi).step_by(c));
+                cuts.push(hi);
+            }
+            cuts.sort_unstable();
+            cuts.dedup();
+            kept.tasks = cuts.windows(2).map(|w| w[0]..w[1]).collect();
+            kept.chunks = chunks;
         }
-        cuts.sort_unstable();
-        cuts.dedup();
-        cuts.windows(2).map(|w| w[0]..w[1]).collect()
+        kept.tasks.clone()
     }
 }
 
@@ -398,40 +426,47 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
         use rayon::prelude::*;
         let tasks = self.tasks(chunk);
         // Each written field cut into the tasks' planes (an empty piece where its window has
-        // none of them), with the piece's window; the fields no member writes, whole.
-        let mut pieces: Vec<Fields<Option<Piece<'_, T>>>> =
-            tasks.iter().map(|_| Fields::new()).collect();
-        let mut whole: Vec<Option<&[T]>> = Vec::new();
-        for ((buf, w), &written) in self.outs.into_iter().zip(&self.out_wins).zip(self.written) {
+        // none of them): `pieces[t * n + k]` is task `t`'s piece of `outs[k]`, `None` for the
+        // fields no member writes, which are read whole from `whole`. One flat list, not a
+        // list per task: this runs on one thread while the others wait, band after band of a
+        // blocked run.
+        let n = self.outs.len();
+        let mut pieces: Vec<Option<&mut [T]>> = Vec::with_capacity(tasks.len() * n);
+        pieces.resize_with(tasks.len() * n, || None);
+        let mut whole: Fields<Option<&[T]>> = Fields::new();
+        for (k, ((buf, w), &written)) in self
+            .outs
+            .into_iter()
+            .zip(&self.out_wins)
+            .zip(self.written)
+            .enumerate()
+        {
             if !written {
                 whole.push(Some(MemSpaceHost::as_slice(buf)));
-                pieces.iter_mut().for_each(|task| task.push(None));
                 continue;
             }
             whole.push(None);
             let (first, end) = (w.origin[0], w.origin[0] + w.shape[0]);
             let mut rest: &mut [T] = MemSpaceHost::as_mut_slice(buf);
             let mut at = first;
-            for (task, zs) in pieces.iter_mut().zip(&tasks) {
+            for (t, zs) in tasks.iter().enumerate() {
                 let a = zs.start.clamp(first, end);
                 let b = zs.end.clamp(a, end);
                 let (_, after) = std::mem::take(&mut rest).split_at_mut((a - at) * w.plane());
                 let (piece, after) = after.split_at_mut((b - a) * w.plane());
                 rest = after;
                 at = b;
-                let mut pw = *w;
-                (pw.origin[0], pw.shape[0]) = (a, b - a);
-                task.push(Some((piece, pw)));
+                pieces[t * n + k] = Some(piece);
             }
         }
-        let ins: Vec<&[T]> = self.ins.iter().map(|b| MemSpaceHost::as_slice(b)).collect();
-        let (members, whole) = (self.members, &whole);
+        let ins: Fields<&[T]> = self.ins.iter().map(|b| MemSpaceHost::as_slice(b)).collect();
+        let (members, whole, wins) = (self.members, &whole, &self.out_wins);
         // Borrowed, not moved, into the tasks, so that the lists are freed by the thread that
         // allocated them (freed by the workers, they contended for its malloc arena's lock).
         pieces
-            .par_iter_mut()
+            .par_chunks_mut(n)
             .zip(tasks)
-            .try_for_each(|(mine, zs)| run_task(members, mine, whole, &ins, zs))
+            .try_for_each(|(mine, zs)| run_task(members, mine, wins, whole, &ins, zs))
     }
 }
 
@@ -439,20 +474,28 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
 /// runs every member on a few rows, and heap lists cost each of them several allocations.
 type Fields<X> = smallvec::SmallVec<[X; 16]>;
 
-/// A task's rows of a written field, and where they lie in the grid.
-type Piece<'a, T> = (&'a mut [T], Window);
-
 /// One task of [`Group::by_rows`]: every member on planes `zs` of its box, in order. `mine`
-/// holds the task's piece of each written field, `whole` the fields of `outs` no member
-/// writes, `ins` the read-only fields.
+/// holds the task's piece of each written field of `outs` (whose windows are `out_wins`),
+/// `whole` the fields of `outs` no member writes, `ins` the read-only fields.
 fn run_task<E: ExecutionSpace, T: Real>(
     members: &[Planned<E, T>],
-    mine: &mut [Option<Piece<'_, T>>],
+    mine: &mut [Option<&mut [T]>],
+    out_wins: &[Window],
     whole: &[Option<&[T]>],
     ins: &[&[T]],
     zs: Range<usize>,
 ) -> Result<()> {
-    let piece_wins: Fields<Option<Window>> = mine.iter().map(|p| p.as_ref().map(|p| p.1)).collect();
+    // Where each piece lies in the grid: its field's window cut to the task's planes.
+    let piece_wins: Fields<Window> = out_wins
+        .iter()
+        .map(|w| {
+            let (first, end) = (w.origin[0], w.origin[0] + w.shape[0]);
+            let a = zs.start.clamp(first, end);
+            let mut pw = *w;
+            (pw.origin[0], pw.shape[0]) = (a, zs.end.clamp(a, end) - a);
+            pw
+        })
+        .collect();
     for m in members {
         let mut grid = m.grid;
         grid.lo[0] = grid.lo[0].max(zs.start);
@@ -460,22 +503,20 @@ fn run_task<E: ExecutionSpace, T: Real>(
         if grid.lo[0] >= grid.hi[0] {
             continue;
         }
-        let mut slots: Fields<Option<&mut [T]>> = mine
-            .iter_mut()
-            .map(|p| p.as_mut().map(|(s, _)| &mut **s))
-            .collect();
+        let mut slots: Fields<Option<&mut [T]>> =
+            mine.iter_mut().map(|p| p.as_deref_mut()).collect();
         let mut wins: Fields<Window> = Fields::new();
         let mut outs: Fields<&mut [T]> = Fields::new();
         for &k in &m.outs {
             outs.push(slots[k].take().expect("launch_group checked the indices"));
-            wins.push(piece_wins[k].expect("a written field"));
+            wins.push(piece_wins[k]);
         }
         let mut reads: Fields<&[T]> = Fields::new();
         for (j, a) in m.ins.iter().enumerate() {
             let (read, win) = match *a {
                 Arg::Out(k) => match (whole[k], &slots[k]) {
                     (Some(all), _) => (all, m.wins[m.outs.len() + j]),
-                    (None, Some(piece)) => (&**piece, piece_wins[k].expect("a written field")),
+                    (None, Some(piece)) => (&**piece, piece_wins[k]),
                     (None, None) => unreachable!("launch_group checked the indices"),
                 },
                 Arg::In(k) => (ins[k], m.wins[m.outs.len() + j]),

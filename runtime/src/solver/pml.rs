@@ -27,8 +27,9 @@
 use super::dims::{Dims, WaveKernels};
 use crate::launch::{Arg, GroupPlan};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
+use smallvec::{smallvec, SmallVec};
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::hash_map::{Entry, HashMap};
 use std::ops::Range;
 
 /// Default target reflection coefficient `R` of the PML (amplitude, normal incidence).
@@ -282,6 +283,9 @@ struct PlanKey<const D: usize> {
     interior: Option<(usize, [Range<usize>; D])>,
 }
 
+/// A short list of fields, on the stack: [`Pml::step`] runs band after band.
+type Fields<X> = SmallVec<[X; 16]>;
+
 /// The most group plans a [`Pml`] keeps (then it starts over): more than the bands × steps
 /// of a block's wavefront of any grid this machine can hold, tiles included.
 const MAX_PLANS: usize = 1 << 14;
@@ -454,12 +458,13 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         // The groups' fields: written `pnew`, then per side of the layer `psi`, `zeta`;
         // read `p`, `kv2`, the interior's `pold`, then per side `a`, `b`. `at[i]`: where
         // side `i`'s fields are, as (psi, zeta, a, b) indices.
-        let mut outs = vec![pnew];
-        let mut ins = vec![p, kv2];
+        let mut outs: Fields<&mut ScalarField<M, T, D>> = smallvec![pnew];
+        let mut ins: Fields<&ScalarField<M, T, D>> = smallvec![p, kv2];
         if let Some(i) = &interior {
             ins.push(i.pold);
         }
-        let mut at = vec![None; self.layer.len()];
+        let mut at: Fields<Option<(usize, usize, usize, usize)>> =
+            smallvec![None; self.layer.len()];
         for (i, side) in self.layer.iter_mut().enumerate() {
             if let Some(LayerFields { a, b, psi, zeta }) = side {
                 at[i] = Some((outs.len(), outs.len() + 1, ins.len(), ins.len() + 1));
@@ -471,23 +476,25 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             rows: rows.0.clone(),
             interior: interior.as_ref().map(|i| (i.order, i.region.clone())),
         };
-        let planned = |p: &Box<dyn Any + Send + Sync>| p.is::<[GroupPlan<E, T, D>; 2]>();
-        if !self.plans.get(&key).is_some_and(planned) {
-            let plans = Self::plan::<E>(
-                &self.psi_boxes,
-                &self.boxes,
-                &outs,
-                &ins,
-                &at,
-                rows,
-                &interior,
-            )?;
-            if self.plans.len() >= MAX_PLANS {
-                self.plans.clear();
-            }
-            self.plans.insert(key.clone(), Box::new(plans));
+        if self.plans.len() >= MAX_PLANS {
+            self.plans.clear();
         }
-        let plans = self.plans[&key]
+        let plans = match self.plans.entry(key) {
+            Entry::Occupied(e) if e.get().is::<[GroupPlan<E, T, D>; 2]>() => e.into_mut(),
+            e => {
+                let plans: Box<dyn Any + Send + Sync> = Box::new(Self::plan::<E>(
+                    &self.psi_boxes,
+                    &self.boxes,
+                    &outs,
+                    &ins,
+                    &at,
+                    rows,
+                    &interior,
+                )?);
+                e.insert_entry(plans).into_mut()
+            }
+        };
+        let plans = plans
             .downcast_ref::<[GroupPlan<E, T, D>; 2]>()
             .expect("planned above");
         plans[0].launch(space, &mut outs, &ins)?;
