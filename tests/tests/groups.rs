@@ -4,10 +4,12 @@
 //! output at its neighbours along the inner axes — compute, at every point, what a hand loop
 //! computes for the three in turn, and leave every other point alone; with the boxes at
 //! either side of the grid and in its middle, and with `blur` over fewer rows than the others
-//! (the host's tasks are cut where each kernel's own would be). Bad groups (each class of
-//! mistake) are errors naming the member and the fix, and write nothing.
+//! (the host's tasks are cut where each kernel's own would be); and the same group as one
+//! [`GroupPlan`] launched twice, on two sets of fields. Bad groups (each class of mistake)
+//! are errors naming the member and the fix, and write nothing; so is a plan launched on
+//! fields of other shapes or windows than its own.
 
-use ppstencil::launch::{launch_group, Arg, Member, Stencil};
+use ppstencil::launch::{launch_group, Arg, GroupPlan, Member, Stencil};
 use ppstencil::{stencil, Error, ExecutionSpace, HostField, ScalarField};
 use ppstencil_tests::grid::{assert_value, at, points, random};
 use ppstencil_tests::{for_each_space, Rng};
@@ -75,15 +77,41 @@ fn check<E: ExecutionSpace, B: Stencil, S: Stencil, F: Stencil, const D: usize>(
     let s0 = random(&mut rng, len, Some(lo));
     let dev = |h: &HostField<f64, D>| ScalarField::<E::Memory, f64, D>::from_host(h).expect("copy");
     let (dp, dq) = (dev(&p), dev(&q));
-    let (mut o, mut sw) = (dev(&o0), dev(&s0));
     let members = [
         Member::<E, f64, D>::new::<B>(b.clone(), &[0], &[Arg::In(0)], &[]),
         Member::new::<S>(s.clone(), &[1], &[Arg::In(0)], &[]),
         Member::new::<F>(f.clone(), &[0], &[Arg::Out(1), Arg::In(1)], &[]),
     ];
+    // Once with `launch_group`, then twice with one plan, each time on fresh fields.
+    let fresh = || (dev(&o0), dev(&s0));
+    let (mut o, mut sw) = fresh();
     launch_group(space, &mut [&mut o, &mut sw], &[&dp, &dq], &members).expect("group");
-    let (o, sw) = (o.to_host().expect("o"), sw.to_host().expect("s"));
-    let (p, q) = (&p, &q);
+    let mut results = vec![(o, sw)];
+    let plan =
+        GroupPlan::new(&[&results[0].0, &results[0].1], &[&dp, &dq], &members).expect("plan");
+    for _ in 0..2 {
+        let (mut o, mut sw) = fresh();
+        plan.launch(space, &mut [&mut o, &mut sw], &[&dp, &dq])
+            .expect("planned group");
+        results.push((o, sw));
+    }
+    for (run, (o, sw)) in results.iter().enumerate() {
+        let (o, sw) = (o.to_host().expect("o"), sw.to_host().expect("s"));
+        check_result::<E, B, S, F, D>(k, &o, &sw, [&p, &q, &o0], [&b, &s, &f], run);
+    }
+}
+
+/// Asserts what [`check`] computed (its run number `run`: 0 by `launch_group`, then by a
+/// plan) against the hand loop.
+fn check_result<E: ExecutionSpace, B, S, F, const D: usize>(
+    k: &Kernels<'_, B, S, F, D>,
+    o: &HostField<f64, D>,
+    sw: &HostField<f64, D>,
+    [p, q, o0]: [&HostField<f64, D>; 3],
+    [b, s, f]: [&[Range<usize>; D]; 3],
+    run: usize,
+) {
+    let shape = o.shape();
     let read = |idx: [usize; D]| {
         move |c: char, off: [isize; D]| match c {
             'p' => at(p, idx, off),
@@ -97,19 +125,19 @@ fn check<E: ExecutionSpace, B: Stencil, S: Stencil, F: Stencil, const D: usize>(
     };
     let all: [Range<usize>; D] = std::array::from_fn(|a| 0..shape[a]);
     for idx in points(&all) {
-        let mut want = at(&o0, idx, [0; D]);
-        if inside(&b, idx) {
+        let mut want = at(o0, idx, [0; D]);
+        if inside(b, idx) {
             want = (k.blur)(&read(idx), want);
         }
-        if inside(&f, idx) {
+        if inside(f, idx) {
             want = (k.fix)(&read(idx), want);
         }
-        let mut got = vec![("o", at(&o, idx, [0; D]), want)];
-        if inside(&s, idx) {
-            got.push(("s", at(&sw, idx, [0; D]), (k.side)(&read(idx), 0.0)));
+        let mut got = vec![("o", at(o, idx, [0; D]), want)];
+        if inside(s, idx) {
+            got.push(("s", at(sw, idx, [0; D]), (k.side)(&read(idx), 0.0)));
         }
         for (name, g, w) in got {
-            assert_value::<E>(&format!("{name} at {idx:?}"), g, w, 1e-12);
+            assert_value::<E>(&format!("run {run}: {name} at {idx:?}"), g, w, 1e-12);
         }
     }
 }
@@ -298,7 +326,64 @@ fn bad_groups_are_errors_that_write_nothing<E: ExecutionSpace>(space: E) {
     }
 }
 
+/// A plan launched on fields other than those it was made for, in each way they can differ
+/// (fewer or more fields, a field of another shape, a window elsewhere or of another size,
+/// a window where the plan had a whole field), is an error that names the fix and writes
+/// nothing; a field no member uses is not looked at.
+fn plans_refuse_other_fields<E: ExecutionSpace>(space: E) {
+    let shape = [17, 40];
+    let mut rng = Rng::new(5);
+    let dev = |h: &HostField<f64, 2>| ScalarField::<E::Memory, f64, 2>::from_host(h).expect("copy");
+    let o0 = random(&mut rng, shape, None);
+    let s0 = random(&mut rng, [13, 11], Some([2, 27]));
+    let p = dev(&random(&mut rng, shape, None));
+    let unused = dev(&random(&mut rng, [3, 3], None));
+    let members = [
+        Member::<E, f64, 2>::new::<Gblur2>([1..16, 1..39], &[0], &[Arg::In(0)], &[]),
+        Member::new::<Gside2>([2..15, 27..38], &[1], &[Arg::In(0)], &[]),
+    ];
+    let (o, sw) = (dev(&o0), dev(&s0));
+    let plan = GroupPlan::new(&[&o, &sw], &[&p, &unused], &members).expect("plan");
+    // A field no member uses may change.
+    let other_unused = dev(&random(&mut rng, [5, 2], None));
+    let (mut o, mut sw) = (dev(&o0), dev(&s0));
+    plan.launch(&space, &mut [&mut o, &mut sw], &[&p, &other_unused])
+        .expect("an unused field is not checked");
+    let big = dev(&random(&mut rng, [17, 41], None));
+    // (what is wrong, the read fields, the host values of the written window `s`)
+    let moved = random(&mut rng, [13, 11], Some([2, 26]));
+    let wider = random(&mut rng, [13, 12], Some([2, 27]));
+    let whole = random(&mut rng, shape, None);
+    type Ins<'a, E> = Vec<&'a ScalarField<<E as ExecutionSpace>::Memory, f64, 2>>;
+    let cases: Vec<(&str, Ins<'_, E>, &HostField<f64, 2>)> = vec![
+        ("one read field fewer", vec![&p], &s0),
+        ("one read field more", vec![&p, &unused, &p], &s0),
+        ("a read field of another shape", vec![&big, &unused], &s0),
+        ("the window moved", vec![&p, &unused], &moved),
+        ("the window wider", vec![&p, &unused], &wider),
+        ("a whole field for the window", vec![&p, &unused], &whole),
+    ];
+    for (what, ins, s_host) in cases {
+        let (mut o, mut s) = (dev(&o0), dev(s_host));
+        let e = plan
+            .launch(&space, &mut [&mut o, &mut s], &ins)
+            .expect_err(what);
+        assert!(matches!(e, Error::InvalidParameter { .. }), "{what}: {e:?}");
+        let msg = e.to_string();
+        for needle in ["group launch", "other shapes or windows", "GroupPlan::new"] {
+            assert!(
+                msg.contains(needle),
+                "{what}: `{msg}` should contain `{needle}`"
+            );
+        }
+        let (o, s) = (o.to_host().expect("o"), s.to_host().expect("s"));
+        assert_eq!(o.as_slice(), o0.as_slice(), "{what}: o was written");
+        assert_eq!(s.as_slice(), s_host.as_slice(), "{what}: s was written");
+    }
+}
+
 for_each_space!(
     groups_compute_the_kernels_in_turn,
-    bad_groups_are_errors_that_write_nothing
+    bad_groups_are_errors_that_write_nothing,
+    plans_refuse_other_fields
 );

@@ -162,8 +162,10 @@ pub struct GroupPlan<E: ExecutionSpace, T: Real, const D: usize> {
     /// Per field of `outs`, whether a member writes it (the others are only read, and may
     /// be read in any row).
     written: Vec<bool>,
-    outs: Vec<Layout>,
-    ins: Vec<Layout>,
+    /// The layouts of the fields some member uses, `None` for the others (of `outs` and
+    /// `ins` in turn): [`launch`](Self::launch) compares those only.
+    outs: Vec<Option<Layout>>,
+    ins: Vec<Option<Layout>>,
     /// The host's last split into tasks ([`Group::tasks`]), with the planes per task of each
     /// member it was made from.
     tasks: Mutex<Tasks>,
@@ -175,6 +177,30 @@ pub struct GroupPlan<E: ExecutionSpace, T: Real, const D: usize> {
 struct Tasks {
     chunks: Fields<usize>,
     tasks: Vec<Range<usize>>,
+}
+
+/// The layouts of `fields` that some member of `planned` uses (`None` for the others): those
+/// it writes (`own`) and those it reads (its inputs for which `read` holds, by index).
+fn layouts<E: ExecutionSpace, T: Real, const D: usize>(
+    fields: &[&ScalarField<E::Memory, T, D>],
+    planned: &[Planned<E, T>],
+    read: impl Fn(&Arg) -> bool,
+    own: impl Fn(&Planned<E, T>) -> &[usize],
+) -> Vec<Option<Layout>> {
+    let mut used = vec![false; fields.len()];
+    for m in planned {
+        let reads = m.ins.iter().filter(|a| read(a)).map(|a| match *a {
+            Arg::Out(k) | Arg::In(k) => k,
+        });
+        for k in own(m).iter().copied().chain(reads) {
+            used[k] = true;
+        }
+    }
+    fields
+        .iter()
+        .zip(used)
+        .map(|(f, u)| u.then(|| Layout::of(*f)))
+        .collect()
 }
 
 /// A checked group launch, handed to [`ExecutionSpace::launch_group`]: the kernels in order,
@@ -315,10 +341,10 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
             });
         }
         Ok(GroupPlan {
+            outs: layouts(outs, &planned, |a| matches!(a, Arg::Out(_)), |m| &m.outs),
+            ins: layouts(ins, &planned, |a| matches!(a, Arg::In(_)), |_| &[]),
             members: planned,
             written,
-            outs: outs.iter().map(|f| Layout::of(*f)).collect(),
-            ins: ins.iter().map(|f| Layout::of(*f)).collect(),
             tasks: Mutex::default(),
         })
     }
@@ -332,13 +358,21 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
         outs: &mut [&mut ScalarField<E::Memory, T, D>],
         ins: &[&ScalarField<E::Memory, T, D>],
     ) -> Result<()> {
+        if self.members.is_empty() {
+            return Ok(());
+        }
+        // The fields some member uses (`None` in the plan for the others).
+        let same = |f: Layout, l: &Option<Layout>| l.is_none_or(|l| f == l);
         let same = outs.len() == self.outs.len()
             && ins.len() == self.ins.len()
             && outs
                 .iter()
                 .zip(&self.outs)
-                .all(|(f, l)| Layout::of(&**f) == *l)
-            && ins.iter().zip(&self.ins).all(|(f, l)| Layout::of(*f) == *l);
+                .all(|(f, l)| same(Layout::of(&**f), l))
+            && ins
+                .iter()
+                .zip(&self.ins)
+                .all(|(f, l)| same(Layout::of(*f), l));
         if !same {
             return Err(Error::invalid(
                 "group launch",
@@ -347,13 +381,12 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
                  or make a new plan (GroupPlan::new)",
             ));
         }
-        if self.members.is_empty() {
-            return Ok(());
-        }
         let group = Group {
             members: &self.members,
             written: &self.written,
-            out_wins: self.outs.iter().map(|l| l.window).collect(),
+            out_wins: (outs.iter().zip(&self.outs))
+                .map(|(f, l)| l.map_or_else(|| f.window(), |l| l.window))
+                .collect(),
             outs: outs.iter_mut().map(|f| f.buffer_mut()).collect(),
             ins: ins.iter().map(|f| f.buffer()).collect(),
             tasks: &self.tasks,
