@@ -270,7 +270,7 @@ pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     /// The checked launches of [`step`](Self::step), per part of the layer and interior
     /// step it was called with (`[GroupPlan<E, T, D>; 2]` for its execution space `E`): a
     /// blocked run calls it with the same few hundred bands over and over, and checking
-    /// its groups each time cost 4 % of the step on two threads (`docs/notes/pml-cost.md`,
+    /// its groups each time cost 3-4 % of the step on two threads (`docs/notes/pml-cost.md`,
     /// session j). At most [`MAX_PLANS`] are kept.
     plans: HashMap<PlanKey<D>, Box<dyn Any + Send + Sync>>,
 }
@@ -286,9 +286,12 @@ struct PlanKey<const D: usize> {
 /// A short list of fields, on the stack: [`Pml::step`] runs band after band.
 type Fields<X> = SmallVec<[X; 16]>;
 
-/// The most group plans a [`Pml`] keeps (then it starts over): more than the bands × steps
-/// of a block's wavefront of any grid this machine can hold, tiles included.
-const MAX_PLANS: usize = 1 << 14;
+/// The most group plans a [`Pml`] keeps (then it starts over). A blocked run needs one per
+/// band and step of a block (and tile, in 3D): 446 on the paper grid, 78 at 200³ in blocks
+/// of 8 steps, 455 at 300³ in blocks of 8 steps, bands of 24 planes and tiles of 64 rows.
+/// A plan is a few kB to a few tens of kB (a 3D band's group has a dozen members or more),
+/// so the cap also bounds the memory.
+const MAX_PLANS: usize = 4096;
 
 /// The fields of one side of the layer along one axis, all windows of the same box.
 struct LayerFields<M: crate::MemorySpace, T: Real, const D: usize> {
