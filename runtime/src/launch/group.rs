@@ -9,6 +9,10 @@
 //! others. The PML's step is two groups (`solver::pml`): on a 16-core host the PML run went
 //! from 1.45–1.50 × to 1.26–1.33 × the rigid one at 8 threads (`docs/notes/pml-cost.md`).
 //!
+//! A group launched again and again (a blocked time loop launches the same few hundred, band
+//! after band) is planned once: [`GroupPlan::new`] makes every check, [`GroupPlan::launch`]
+//! only compares the fields' shapes and windows with the plan's and runs.
+//!
 //! The rule that makes this safe, checked by [`launch_group`]: a kernel that reads a field
 //! the group writes reads it only in the rows (3D: planes) it computes, that is with offset
 //! 0 along the outermost axis (its stencil's radius there is 0). Then running the kernels
