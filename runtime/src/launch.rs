@@ -697,7 +697,7 @@ pub(crate) fn check_windows<M: crate::MemorySpace, T: Real, const D: usize>(
 }
 
 /// The output fields of a launch as shared references, for the checks.
-fn shared<'a, M: crate::MemorySpace, T: Real, const D: usize>(
+pub(crate) fn shared<'a, M: crate::MemorySpace, T: Real, const D: usize>(
     outs: &'a [&mut ScalarField<M, T, D>],
 ) -> Vec<&'a ScalarField<M, T, D>> {
     outs.iter().map(|f| &**f).collect()

@@ -40,7 +40,7 @@
 //! # Ok::<(), ppstencil::Error>(())
 //! ```
 
-use super::{check_fields, check_windows, region_of, Region, Stencil, StencilInfo, Window};
+use super::{check_fields, check_windows, region_of, shared, Region, Stencil, StencilInfo, Window};
 use crate::exec::rows::RowPlan;
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Real, Result, ScalarField};
 use std::ops::Range;
@@ -116,21 +116,19 @@ struct Planned<E: ExecutionSpace, T: Real> {
     reals: Vec<T>,
 }
 
-/// What a [`GroupPlan`] checked of one field: its grid shape (`[nz, ny, nx]`), whether it is
-/// a window, and where it lies. Two fields with the same layout pass every check alike.
+/// What a [`GroupPlan`] checked of one field: where it lies and its shape (its [`Window`]),
+/// and whether it is a window. Two fields with the same layout pass every check alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Layout {
-    zyx: [usize; 3],
-    is_window: bool,
     window: Window,
+    is_window: bool,
 }
 
 impl Layout {
     fn of<M: MemorySpace, T: Real, const D: usize>(f: &ScalarField<M, T, D>) -> Layout {
         Layout {
-            zyx: f.zyx(),
-            is_window: f.is_window(),
             window: f.window(),
+            is_window: f.is_window(),
         }
     }
 }
@@ -183,28 +181,33 @@ struct Tasks {
     tasks: Vec<Range<usize>>,
 }
 
-/// The layouts of `fields` that some member of `planned` uses (`None` for the others): those
-/// it writes (`own`) and those it reads (its inputs for which `read` holds, by index).
+/// The layouts of the fields of `outs` and of `ins` that some member of `planned` uses,
+/// `None` for the others.
 fn layouts<E: ExecutionSpace, T: Real, const D: usize>(
-    fields: &[&ScalarField<E::Memory, T, D>],
+    outs: &[&ScalarField<E::Memory, T, D>],
+    ins: &[&ScalarField<E::Memory, T, D>],
     planned: &[Planned<E, T>],
-    read: impl Fn(&Arg) -> bool,
-    own: impl Fn(&Planned<E, T>) -> &[usize],
-) -> Vec<Option<Layout>> {
-    let mut used = vec![false; fields.len()];
+) -> (Vec<Option<Layout>>, Vec<Option<Layout>>) {
+    let (mut used_outs, mut used_ins) = (vec![false; outs.len()], vec![false; ins.len()]);
     for m in planned {
-        let reads = m.ins.iter().filter(|a| read(a)).map(|a| match *a {
-            Arg::Out(k) | Arg::In(k) => k,
-        });
-        for k in own(m).iter().copied().chain(reads) {
-            used[k] = true;
+        let args = m
+            .outs
+            .iter()
+            .map(|&k| Arg::Out(k))
+            .chain(m.ins.iter().copied());
+        for a in args {
+            match a {
+                Arg::Out(k) => used_outs[k] = true,
+                Arg::In(k) => used_ins[k] = true,
+            }
         }
     }
-    fields
-        .iter()
-        .zip(used)
-        .map(|(f, u)| u.then(|| Layout::of(*f)))
-        .collect()
+    let of = |fields: &[&ScalarField<E::Memory, T, D>], used: Vec<bool>| {
+        (fields.iter().zip(used))
+            .map(|(f, u)| u.then(|| Layout::of(*f)))
+            .collect()
+    };
+    (of(outs, used_outs), of(ins, used_ins))
 }
 
 /// A checked group launch, handed to [`ExecutionSpace::launch_group`]: the kernels in order,
@@ -238,8 +241,7 @@ pub fn launch_group<E: ExecutionSpace, T: Real, const D: usize>(
     ins: &[&ScalarField<E::Memory, T, D>],
     members: &[Member<E, T, D>],
 ) -> Result<()> {
-    let shared: Vec<&ScalarField<E::Memory, T, D>> = outs.iter().map(|f| &**f).collect();
-    GroupPlan::new(&shared, ins, members)?.launch(space, outs, ins)
+    GroupPlan::new(&shared(outs), ins, members)?.launch(space, outs, ins)
 }
 
 impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
@@ -344,9 +346,10 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
                 reals: m.reals.clone(),
             });
         }
+        let (out_layouts, in_layouts) = layouts(outs, ins, &planned);
         Ok(GroupPlan {
-            outs: layouts(outs, &planned, |a| matches!(a, Arg::Out(_)), |m| &m.outs),
-            ins: layouts(ins, &planned, |a| matches!(a, Arg::In(_)), |_| &[]),
+            outs: out_layouts,
+            ins: in_layouts,
             members: planned,
             written,
             tasks: Mutex::default(),
@@ -388,9 +391,7 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
         let group = Group {
             members: &self.members,
             written: &self.written,
-            out_wins: (outs.iter().zip(&self.outs))
-                .map(|(f, l)| l.map_or_else(|| f.window(), |l| l.window))
-                .collect(),
+            out_wins: outs.iter().map(|f| f.window()).collect(),
             outs: outs.iter_mut().map(|f| f.buffer_mut()).collect(),
             ins: ins.iter().map(|f| f.buffer()).collect(),
             tasks: &self.tasks,
@@ -438,7 +439,7 @@ impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
             .map(|m| chunk(&m.grid, m.wins.len()).max(1))
             .collect();
         let mut kept = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.chunks != chunks || kept.tasks.is_empty() {
+        if kept.chunks != chunks {
             let mut cuts = Vec::new();
             for (m, &c) in self.members.iter().zip(&chunks) {
                 let (lo, hi) = (m.grid.lo[0], m.grid.hi[0]);
@@ -483,16 +484,15 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
                 continue;
             }
             whole.push(None);
-            let (first, end) = (w.origin[0], w.origin[0] + w.shape[0]);
             let mut rest: &mut [T] = MemSpaceHost::as_mut_slice(buf);
-            let mut at = first;
+            let mut at = w.origin[0];
             for (t, zs) in tasks.iter().enumerate() {
-                let a = zs.start.clamp(first, end);
-                let b = zs.end.clamp(a, end);
+                let piece = task_window(w, zs);
+                let (a, planes) = (piece.origin[0], piece.shape[0]);
                 let (_, after) = std::mem::take(&mut rest).split_at_mut((a - at) * w.plane());
-                let (piece, after) = after.split_at_mut((b - a) * w.plane());
+                let (piece, after) = after.split_at_mut(planes * w.plane());
                 rest = after;
-                at = b;
+                at = a + planes;
                 pieces[t * n + k] = Some(piece);
             }
         }
@@ -511,6 +511,16 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
 /// runs every member on a few rows, and heap lists cost each of them several allocations.
 type Fields<X> = smallvec::SmallVec<[X; 16]>;
 
+/// Where a task's piece of a field lies in the grid: the field's window `w` cut to the task's
+/// planes `zs` (no plane where they do not meet, placed where they would).
+fn task_window(w: &Window, zs: &Range<usize>) -> Window {
+    let (first, end) = (w.origin[0], w.origin[0] + w.shape[0]);
+    let a = zs.start.clamp(first, end);
+    let mut piece = *w;
+    (piece.origin[0], piece.shape[0]) = (a, zs.end.clamp(a, end) - a);
+    piece
+}
+
 /// One task of [`Group::by_rows`]: every member on planes `zs` of its box, in order. `mine`
 /// holds the task's piece of each written field of `outs` (whose windows are `out_wins`),
 /// `whole` the fields of `outs` no member writes, `ins` the read-only fields.
@@ -522,17 +532,7 @@ fn run_task<E: ExecutionSpace, T: Real>(
     ins: &[&[T]],
     zs: Range<usize>,
 ) -> Result<()> {
-    // Where each piece lies in the grid: its field's window cut to the task's planes.
-    let piece_wins: Fields<Window> = out_wins
-        .iter()
-        .map(|w| {
-            let (first, end) = (w.origin[0], w.origin[0] + w.shape[0]);
-            let a = zs.start.clamp(first, end);
-            let mut pw = *w;
-            (pw.origin[0], pw.shape[0]) = (a, zs.end.clamp(a, end) - a);
-            pw
-        })
-        .collect();
+    let piece_wins: Fields<Window> = out_wins.iter().map(|w| task_window(w, &zs)).collect();
     for m in members {
         let mut grid = m.grid;
         grid.lo[0] = grid.lo[0].max(zs.start);

@@ -507,7 +507,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
 
     /// The two groups of [`step`](Self::step) on the part `rows` of the layer, checked
     /// against its fields `outs` and `ins` (`at`: where each side's fields are in them).
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    #[allow(clippy::too_many_arguments)]
     fn plan<E: ExecutionSpace<Memory = M>>(
         psi_boxes: &[PmlBox<D>],
         boxes: &[PmlBox<D>],
@@ -597,10 +597,10 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 }
             }
         }
-        let shared: Vec<&ScalarField<M, T, D>> = outs.iter().map(|f| &**f).collect();
+        let outs = crate::launch::shared(outs);
         Ok([
-            GroupPlan::new(&shared, ins, &first)?,
-            GroupPlan::new(&shared, ins, &rest)?,
+            GroupPlan::new(&outs, ins, &first)?,
+            GroupPlan::new(&outs, ins, &rest)?,
         ])
     }
 
