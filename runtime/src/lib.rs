@@ -115,7 +115,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// promise); users call the generated functions and the public modules instead.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::exec::rows::{row_runs, run_rows, y_block, RowMode, RowPlan};
+    pub use crate::exec::rows::{row_runs, run_rows, y_block, RowMode, RowPlan, RowRuns};
     pub use crate::launch::{launch, Region, RowAt, Stencil, StencilInfo, Window};
     pub use crate::{Error, ExecutionSpace, Real, ScalarField};
     pub use rayon;

@@ -106,16 +106,20 @@ pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
 /// The runs of consecutive rows (flat row numbers `z * ny + y`, each run contiguous in
 /// memory) that cover planes `zs` of `grid`, in the order the host backends compute them:
 /// blocks of `y_block` rows outermost, then z, then the rows of the block; adjacent runs
-/// are merged, so a 2D launch (`ny = 1`) is one run of all its rows, as before 3D existed.
-pub fn row_runs<T>(
-    grid: &Region,
-    zs: std::ops::Range<usize>,
-    rz: usize,
-    fields: usize,
-) -> Vec<std::ops::Range<usize>> {
+/// are merged, so a 1D or 2D launch (`ny = 1`) is one run of all its rows, as before 3D
+/// existed. A few runs are kept on the stack: a group launch's tasks call this once per
+/// kernel and task, thousands of times per time step (`launch::group`).
+pub fn row_runs<T>(grid: &Region, zs: std::ops::Range<usize>, rz: usize, fields: usize) -> RowRuns {
     let ny = grid.shape[1];
+    if ny == 1 && grid.lo[1] == 0 && grid.hi[1] == 1 {
+        return if zs.is_empty() {
+            RowRuns::new()
+        } else {
+            smallvec::smallvec![zs]
+        };
+    }
     let block = y_block::<T>(grid, rz, fields);
-    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut runs = RowRuns::new();
     for y0 in (grid.lo[1]..grid.hi[1]).step_by(block) {
         let y1 = (y0 + block).min(grid.hi[1]);
         for z in zs.clone() {
@@ -128,6 +132,9 @@ pub fn row_runs<T>(
     }
     runs
 }
+
+/// The runs of rows of [`row_runs`], up to four on the stack.
+pub type RowRuns = smallvec::SmallVec<[std::ops::Range<usize>; 4]>;
 
 /// How a launch's generated row loops run, chosen once per launch by the generated drivers
 /// ([`RowPlan::for_launch`]) and handed to every task through [`run_rows`].
@@ -696,6 +703,30 @@ mod tests {
     /// The row machinery the generated loops use: blocks cover the row once, in order,
     /// start on a cache line after the first, and what is written through the blocks lands
     /// in the row, streamed or not.
+    /// `row_runs` covers the asked planes' rows of the grid, each once, in one run per
+    /// plane block: in 2D one run (none for no planes), in 3D per y-block, against the rows
+    /// listed from the definition (row `z * ny + y` for `y` in the grid's rows).
+    #[test]
+    fn row_runs_cover_the_planes_rows_once() {
+        let rows_of =
+            |runs: &RowRuns| -> Vec<usize> { runs.iter().flat_map(|r| r.clone()).collect() };
+        let flat = interior(40, 30);
+        let runs = row_runs::<f32>(&flat, 5..17, 2, 4);
+        assert_eq!((runs.len(), runs[0].clone()), (1, 5..17));
+        assert!(row_runs::<f32>(&flat, 9..9, 2, 4).is_empty());
+        let cube = Region {
+            shape: [6, 50, 40],
+            lo: [1, 2, 1],
+            hi: [5, 47, 39],
+        };
+        for zs in [1..5, 2..3, 3..3] {
+            let mut got = rows_of(&row_runs::<f32>(&cube, zs.clone(), 1, 3));
+            got.sort_unstable();
+            let want: Vec<usize> = zs.flat_map(|z| (2..47).map(move |y| z * 50 + y)).collect();
+            assert_eq!(got, want);
+        }
+    }
+
     #[test]
     fn row_blocks_cover_the_row_and_reach_it() {
         for plan in [

@@ -540,18 +540,19 @@ fn run_task<E: ExecutionSpace, T: Real>(
         if grid.lo[0] >= grid.hi[0] {
             continue;
         }
-        let mut slots: Fields<Option<&mut [T]>> =
-            mine.iter_mut().map(|p| p.as_deref_mut()).collect();
+        // The member's written pieces are taken out of `mine` for the call and put back
+        // after it (it neither reads them nor writes any field twice: checked), so that the
+        // fields it reads are read from `mine` in place, without a copy of the whole list.
         let mut wins: Fields<Window> = Fields::new();
         let mut outs: Fields<&mut [T]> = Fields::new();
         for &k in &m.outs {
-            outs.push(slots[k].take().expect("launch_group checked the indices"));
+            outs.push(mine[k].take().expect("launch_group checked the indices"));
             wins.push(piece_wins[k]);
         }
         let mut reads: Fields<&[T]> = Fields::new();
         for (j, a) in m.ins.iter().enumerate() {
             let (read, win) = match *a {
-                Arg::Out(k) => match (whole[k], &slots[k]) {
+                Arg::Out(k) => match (whole[k], &mine[k]) {
                     (Some(all), _) => (all, m.wins[m.outs.len() + j]),
                     (None, Some(piece)) => (&**piece, piece_wins[k]),
                     (None, None) => unreachable!("launch_group checked the indices"),
@@ -561,7 +562,12 @@ fn run_task<E: ExecutionSpace, T: Real>(
             reads.push(read);
             wins.push(win);
         }
-        (m.host)(&grid, &wins, &mut outs, &reads, &m.reals, m.plan)?;
+        let done = (m.host)(&grid, &wins, &mut outs, &reads, &m.reals, m.plan);
+        drop(reads);
+        for (&k, piece) in m.outs.iter().zip(outs) {
+            mine[k] = Some(piece);
+        }
+        done?;
     }
     Ok(())
 }
