@@ -65,12 +65,15 @@ fn main() -> anyhow::Result<()> {
         None => TimeBlock::Auto,
     };
     let order = std::env::args().nth(5).unwrap_or_else(|| "both".into());
-    // Each pass: (absorb of the simulator prepared and stepped first, of the second).
-    let passes: &[(usize, usize)] = match order.as_str() {
-        "both" => &[(0, absorb), (absorb, 0)],
-        "rigid-first" => &[(0, absorb)],
-        "pml-first" => &[(absorb, 0)],
-        "aa" => &[(absorb, absorb)],
+    // Each pass: what it is, the absorbing widths of the reference simulator (0: rigid) and
+    // of the measured one, and which of the two (0 or 1) is prepared and stepped first.
+    let pml_first = ("pml first", [0, absorb], 1);
+    let rigid_first = ("rigid first", [0, absorb], 0);
+    let passes: &[(&str, [usize; 2], usize)] = match order.as_str() {
+        "both" => &[rigid_first, pml_first],
+        "rigid-first" => &[rigid_first],
+        "pml-first" => &[pml_first],
+        "aa" => &[("pml against pml (aa)", [absorb, absorb], 0)],
         _ => anyhow::bail!("ORDER must be both, rigid-first, pml-first or aa, not {order:?}"),
     };
     anyhow::ensure!(
@@ -83,20 +86,17 @@ fn main() -> anyhow::Result<()> {
     // spinning workers were seen to double the PML run's step time in some runs.
     let space = Rayon::with_threads(threads)?;
     let mut medians = Vec::new();
-    for &(first, second) in passes {
-        // Index 0: the rigid simulator (the PML itself in the `aa` pass), 1: the PML.
+    for &(what, absorbs, first) in passes {
+        let turns = [first, 1 - first];
+        // Prepared in turn, then put back in place (reference, measured).
         let mut sims = [
-            simulator(first, nt, &space, time_block)?,
-            simulator(second, nt, &space, time_block)?,
+            simulator(absorbs[turns[0]], nt, &space, time_block)?,
+            simulator(absorbs[turns[1]], nt, &space, time_block)?,
         ];
-        if first > 0 && second == 0 {
-            sims.swap(0, 1);
-        }
-        let rigid_first = first == 0 || second > 0;
+        sims.swap(0, first);
         let (mut ratios, mut t) = (Vec::new(), [0.0f64; 2]);
         for _ in 0..blocks {
             let mut block = [0.0; 2];
-            let turns = if rigid_first { [0, 1] } else { [1, 0] };
             for k in turns {
                 let start = Instant::now();
                 sims[k].step_block(BLOCK)?;
@@ -110,11 +110,6 @@ fn main() -> anyhow::Result<()> {
         let median = ratios[ratios.len() / 2];
         medians.push(median);
         let steps = (BLOCK * blocks) as f64;
-        let what = match (first, second) {
-            (0, _) => "rigid first",
-            (_, 0) => "pml first",
-            _ => "pml against pml (aa)",
-        };
         println!(
             "{what}: rigid {:.3} ms/step, pml ({absorb} cells) {:.3} ms/step; pml / rigid {:.3} \
              (all blocks), {median:.3} (median of blocks)",

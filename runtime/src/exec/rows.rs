@@ -107,18 +107,16 @@ pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
 /// memory) that cover planes `zs` of `grid`, in the order the host backends compute them:
 /// blocks of `y_block` rows outermost, then z, then the rows of the block; adjacent runs
 /// are merged, so a 1D or 2D launch (`ny = 1`) is one run of all its rows, as before 3D
-/// existed. A few runs are kept on the stack: a group launch's tasks call this once per
-/// kernel and task, thousands of times per time step (`launch::group`).
+/// existed. The runs are kept on the stack (up to four): a group launch's tasks call this
+/// once per kernel and task, thousands of times per time step (`launch::group`).
 pub fn row_runs<T>(grid: &Region, zs: std::ops::Range<usize>, rz: usize, fields: usize) -> RowRuns {
     let ny = grid.shape[1];
-    if ny == 1 && grid.lo[1] == 0 && grid.hi[1] == 1 {
-        return if zs.is_empty() {
-            RowRuns::new()
-        } else {
-            smallvec::smallvec![zs]
-        };
-    }
-    let block = y_block::<T>(grid, rz, fields);
+    // A grid of one row per plane (1D, 2D) has nothing to block along y.
+    let block = if ny == 1 {
+        1
+    } else {
+        y_block::<T>(grid, rz, fields)
+    };
     let mut runs = RowRuns::new();
     for y0 in (grid.lo[1]..grid.hi[1]).step_by(block) {
         let y1 = (y0 + block).min(grid.hi[1]);
@@ -700,9 +698,6 @@ mod tests {
         stream_copy_matches_plain::<f64>(|i| i as f64 * 0.25 - 3.0);
     }
 
-    /// The row machinery the generated loops use: blocks cover the row once, in order,
-    /// start on a cache line after the first, and what is written through the blocks lands
-    /// in the row, streamed or not.
     /// `row_runs` covers the asked planes' rows of the grid, each once, in one run per
     /// plane block: in 2D one run (none for no planes), in 3D per y-block, against the rows
     /// listed from the definition (row `z * ny + y` for `y` in the grid's rows).
@@ -727,6 +722,9 @@ mod tests {
         }
     }
 
+    /// The row machinery the generated loops use: blocks cover the row once, in order,
+    /// start on a cache line after the first, and what is written through the blocks lands
+    /// in the row, streamed or not.
     #[test]
     fn row_blocks_cover_the_row_and_reach_it() {
         for plan in [

@@ -532,7 +532,6 @@ fn run_task<E: ExecutionSpace, T: Real>(
     ins: &[&[T]],
     zs: Range<usize>,
 ) -> Result<()> {
-    let piece_wins: Fields<Window> = out_wins.iter().map(|w| task_window(w, &zs)).collect();
     for m in members {
         let mut grid = m.grid;
         grid.lo[0] = grid.lo[0].max(zs.start);
@@ -547,14 +546,14 @@ fn run_task<E: ExecutionSpace, T: Real>(
         let mut outs: Fields<&mut [T]> = Fields::new();
         for &k in &m.outs {
             outs.push(mine[k].take().expect("launch_group checked the indices"));
-            wins.push(piece_wins[k]);
+            wins.push(task_window(&out_wins[k], &zs));
         }
         let mut reads: Fields<&[T]> = Fields::new();
         for (j, a) in m.ins.iter().enumerate() {
             let (read, win) = match *a {
                 Arg::Out(k) => match (whole[k], &mine[k]) {
                     (Some(all), _) => (all, m.wins[m.outs.len() + j]),
-                    (None, Some(piece)) => (&**piece, piece_wins[k]),
+                    (None, Some(piece)) => (&**piece, task_window(&out_wins[k], &zs)),
                     (None, None) => unreachable!("launch_group checked the indices"),
                 },
                 Arg::In(k) => (ins[k], m.wins[m.outs.len() + j]),
