@@ -39,6 +39,13 @@ pub enum ParamKind {
     /// A field of the element type, of the stencil's dimensionality (`p: in`, `pxx: out`,
     /// `u: inout`).
     Field(Access),
+    /// A read-only *profile*: a field that varies along one axis only (`ax: in(x)`, `az:
+    /// in(z)`), the same at every point with the same coordinate along that axis; read at
+    /// offset 0 along the other axes (`ax[0, 1]`). Holds the axis as `0 = z, 1 = y, 2 = x`.
+    /// The runtime passes it as a field whose shape is 1 along every other axis (a damping
+    /// profile per column or per depth), so it costs no memory traffic per point. It is
+    /// launched among the inputs, in declaration order.
+    Profile(usize),
     /// A scalar of the element type, the same at every point (`dtdh2: real`).
     Real,
     /// A grid index (`iz: index`), used only to place a point domain (`#[at(iz, ix)]`).
@@ -394,9 +401,26 @@ impl Stencil {
         self.fields_with(Access::is_written)
     }
 
-    /// Read-only fields (`in`), in declaration order: the launch order of inputs.
+    /// Read-only fields (`in` and profiles, `in(x)`), in declaration order: the launch order
+    /// of inputs.
     pub fn inputs(&self) -> Vec<usize> {
-        self.fields_with(|a| a == Access::In)
+        (0..self.params.len())
+            .filter(|&i| {
+                matches!(
+                    self.params[i].kind,
+                    ParamKind::Field(Access::In) | ParamKind::Profile(_)
+                )
+            })
+            .collect()
+    }
+
+    /// The axis (`0 = z, 1 = y, 2 = x`) parameter `param` varies along when it is a profile
+    /// (`in(x)`), `None` for every other parameter.
+    pub fn profile_axis(&self, param: usize) -> Option<usize> {
+        match self.params[param].kind {
+            ParamKind::Profile(axis) => Some(axis),
+            _ => None,
+        }
     }
 
     /// Parameter indices of `real` scalars, in declaration order.
@@ -470,9 +494,15 @@ impl Stencil {
         r
     }
 
-    /// Number of distinct fields read per point (an `inout` field read at `[0, 0]` counts).
+    /// Number of distinct fields read per point (an `inout` field read at `[0, 0]` counts;
+    /// a profile does not: it is one value per row or column, read from the cache).
     pub fn fields_read(&self) -> usize {
-        let mut fields: Vec<usize> = self.taps().into_iter().map(|t| t.field).collect();
+        let mut fields: Vec<usize> = self
+            .taps()
+            .into_iter()
+            .map(|t| t.field)
+            .filter(|&f| self.profile_axis(f).is_none())
+            .collect();
         fields.dedup();
         fields.len()
     }

@@ -5,7 +5,8 @@
 //! ```text
 //! stencil   := attr* "pub"? "fn" NAME "(" param ("," param)* ","? ")" "{" stmt* "}"
 //! attr      := "///" doc comment | "#[at(" INDEX ("," INDEX)* ")]"   (one index per axis)
-//! param     := NAME ":" ("in" | "out" | "inout" | "real" | "index")
+//! param     := NAME ":" ("in" | "in" "(" AXIS ")" | "out" | "inout" | "real" | "index")
+//! AXIS      := "x" | "y" | "z"   (a profile: one value per coordinate along that axis)
 //! stmt      := "let" NAME "=" expr ";"
 //!            | FIELD "[" 0 ("," 0)* "]" "=" expr ";"
 //! expr      := term (("+" | "-") term)*
@@ -24,6 +25,13 @@
 //! row-major. The first field access in the body (read or write) fixes it; every other access
 //! must have as many offsets, and `#[at(...)]` names one index per axis. Operators along an
 //! axis the stencil lacks (`d2y` in 2D, `d2z` in 1D) are errors at their span.
+//!
+//! # Profiles
+//!
+//! `a: in(x)` declares a read-only field that varies along x only (`in(z)`, and `in(y)` in
+//! 3D, likewise): a damping profile, a depth-dependent coefficient. It is read like a field
+//! (`a[0, 0]`, `a[0, 1]`), at offset 0 along every other axis; derivative operators do not
+//! take it. The runtime passes a field whose shape is 1 along the other axes.
 //!
 //! # Derivative operators
 //!
@@ -54,7 +62,9 @@
 
 use crate::emit::rust::{LAUNCH_RESERVED, RESERVED};
 use crate::fd::{MAX_ORDER, MIN_ORDER};
-use crate::ir::{Access, BinOp, Domain, Expr, Func, Param, ParamKind, Stencil, Stmt};
+use crate::ir::{
+    axes, Access, BinOp, Domain, Expr, Func, Param, ParamKind, Stencil, Stmt, AXIS_NAMES,
+};
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream, Parser};
@@ -235,6 +245,9 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
         })?;
         let kind_ident = params_content.call(Ident::parse_any)?;
         let kind = match kind_ident.to_string().as_str() {
+            "in" if params_content.peek(syn::token::Paren) => {
+                ParamKind::Profile(parse_profile_axis(&params_content, &pname)?)
+            }
             "in" => ParamKind::Field(Access::In),
             "out" => ParamKind::Field(Access::Out),
             "inout" => ParamKind::Field(Access::InOut),
@@ -244,9 +257,9 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
                 return Err(syn::Error::new(
                     kind_ident.span(),
                     format!(
-                        "unknown parameter kind `{other}`; use `in` (field read), `out` (field \
-                         written), `inout` (field updated in place), `real` (scalar) or `index` \
-                         (grid index for `#[at]`)"
+                        "unknown parameter kind `{other}`; use `in` (field read), `in(x)` (a \
+                         profile along x, z or y), `out` (field written), `inout` (field updated \
+                         in place), `real` (scalar) or `index` (grid index for `#[at]`)"
                     ),
                 ))
             }
@@ -287,6 +300,22 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
         }
         scope.dims = dims;
         scope.first_access = text;
+    }
+    for d in &scope.params {
+        if let ParamKind::Profile(axis) = d.param.kind {
+            if !axes(scope.dims).contains(&axis) {
+                return Err(syn::Error::new(
+                    d.span,
+                    format!(
+                        "`{}: in({})`: this stencil is {}D, its axes are {}; a profile varies along one of them",
+                        d.param.name,
+                        AXIS_NAMES[axis],
+                        scope.dims,
+                        axes(scope.dims).iter().map(|&a| AXIS_NAMES[a]).collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+        }
     }
     let mut body = Vec::new();
     while !body_content.is_empty() {
@@ -360,11 +389,13 @@ fn parse_stencil(input: ParseStream) -> syn::Result<(Stencil, Span)> {
             _ => {}
         }
     }
-    if let Some(d) = scope
-        .params
-        .iter()
-        .find(|d| !d.used && matches!(d.param.kind, ParamKind::Field(Access::In) | ParamKind::Real))
-    {
+    if let Some(d) = scope.params.iter().find(|d| {
+        !d.used
+            && matches!(
+                d.param.kind,
+                ParamKind::Field(Access::In) | ParamKind::Profile(_) | ParamKind::Real
+            )
+    }) {
         return Err(syn::Error::new(
             d.span,
             format!(
@@ -435,7 +466,7 @@ fn parse_stmt(input: ParseStream, scope: &mut Scope) -> syn::Result<Stmt> {
         }
     };
     match scope.params[field].param.kind {
-        ParamKind::Field(Access::In) => {
+        ParamKind::Field(Access::In) | ParamKind::Profile(_) => {
             return Err(syn::Error::new(
                 target.span(),
                 format!("`{tname}` is declared `in` and cannot be written; declare it `{tname}: out` (or `inout` to update it in place)"),
@@ -696,7 +727,10 @@ fn first_access(body: ParseStream, scope: &Scope) -> Option<(usize, String, Span
                     if let Some(id) = prev.take() {
                         let name = id.to_string();
                         let is_field = scope.param(&name).is_some_and(|i| {
-                            matches!(scope.params[i].param.kind, ParamKind::Field(_))
+                            matches!(
+                                scope.params[i].param.kind,
+                                ParamKind::Field(_) | ParamKind::Profile(_)
+                            )
                         });
                         if is_field {
                             let mut n = 0;
@@ -739,6 +773,23 @@ fn first_access(body: ParseStream, scope: &Scope) -> Option<(usize, String, Span
 
 /// Parses `[a, b]` with integer-constant offsets; there must be as many as the stencil has
 /// dimensions.
+/// The axis of a profile parameter, `in(x)`: `(x)`, `(y)` or `(z)` after `in`, as
+/// `0 = z, 1 = y, 2 = x`.
+fn parse_profile_axis(input: ParseStream, pname: &Ident) -> syn::Result<usize> {
+    let content;
+    let paren = parenthesized!(content in input);
+    let hint = format!(
+        "a profile is declared with its axis: `{pname}: in(x)`, `in(z)` or, in 3D, `in(y)`"
+    );
+    let Ok(axis) = content.call(Ident::parse_any) else {
+        return Err(syn::Error::new(paren.span.join(), hint));
+    };
+    match AXIS_NAMES.iter().position(|a| axis == a) {
+        Some(a) if content.is_empty() => Ok(a),
+        _ => Err(syn::Error::new(axis.span(), hint)),
+    }
+}
+
 fn parse_offsets(input: ParseStream, field: &str, scope: &Scope) -> syn::Result<(Vec<i32>, Span)> {
     let content;
     let bracket = bracketed!(content in input);
@@ -991,6 +1042,31 @@ fn parse_primary(input: ParseStream, scope: &mut Scope) -> syn::Result<Expr> {
                 id.span(),
                 format!("`{name}` is an `index` parameter: it places the stencil with `#[at]` and cannot be used in arithmetic"),
             )),
+            ParamKind::Profile(axis) => {
+                if !input.peek(syn::token::Bracket) {
+                    return Err(syn::Error::new(
+                        id.span(),
+                        format!("`{name}` is a profile: read it at an offset, e.g. `{name}[{}]`", zeros(scope.dims)),
+                    ));
+                }
+                let (offset, span) = parse_offsets(input, &name, scope)?;
+                let across = axes(scope.dims)
+                    .iter()
+                    .zip(&offset)
+                    .any(|(&a, &o)| a != axis && o != 0);
+                if across {
+                    return Err(syn::Error::new(
+                        span,
+                        format!(
+                            "`{name}` is a profile along {}: it has one value per {} and is the same along the other axes, so read it at offset 0 along them, not at {}",
+                            AXIS_NAMES[axis],
+                            AXIS_NAMES[axis],
+                            fmt_offset(&offset)
+                        ),
+                    ));
+                }
+                Ok(Expr::Read { field: pi, offset })
+            }
             ParamKind::Field(access) => {
                 if !input.peek(syn::token::Bracket) {
                     return Err(syn::Error::new(
@@ -1151,6 +1227,12 @@ fn parse_derivative(input: ParseStream, scope: &mut Scope, id: &Ident) -> syn::R
             return Err(syn::Error::new(
                 field.span(),
                 format!("`{fname}` is a scalar, not a field: {usage}"),
+            ))
+        }
+        ParamKind::Profile(_) => {
+            return Err(syn::Error::new(
+                field.span(),
+                format!("`{fname}` is a profile: derivative operators take `in` fields; write the differences of its taps, e.g. `{fname}[1] - {fname}[-1]` along its axis"),
             ))
         }
     }
@@ -1412,6 +1494,74 @@ mod tests {
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].doc, vec![" Copies.".to_string()]);
         assert_eq!(v[1].radius(), 1);
+    }
+
+    /// A profile (`in(x)`, `in(z)`, `in(y)`): its axis in the IR, among the inputs in
+    /// declaration order, read at offsets along its axis, and no compulsory bytes per point.
+    #[test]
+    fn parses_profiles_along_each_axis() {
+        let s = one("fn f(o: out, ax: in(x), p: in, az: in(z)) { o[0, 0] = ax[0, -1] * p[0, 0] + az[2, 0]; }");
+        assert_eq!(s.params[1].kind, ParamKind::Profile(2));
+        assert_eq!(s.params[3].kind, ParamKind::Profile(0));
+        assert_eq!(s.inputs(), vec![1, 2, 3]);
+        assert_eq!((s.profile_axis(1), s.profile_axis(2)), (Some(2), None));
+        assert_eq!(s.radii(), [2, 0, 1]);
+        // o written, p read: 8 bytes in f32; the profiles are not per-point traffic.
+        assert_eq!(s.bytes_per_point(4), 8);
+        let s3 = one("fn g(o: out, ay: in(y)) { o[0, 0, 0] = ay[0, 1, 0]; }");
+        assert_eq!(s3.params[1].kind, ParamKind::Profile(1));
+        let s1 = one("fn h(o: out, ax: in(x)) { o[0] = ax[-1]; }");
+        assert_eq!(s1.params[1].kind, ParamKind::Profile(2));
+    }
+
+    /// Every misuse of a profile is an error naming the fix.
+    #[test]
+    fn rejects_misused_profiles() {
+        let cases = [
+            // Unknown axis, or none.
+            ("fn f(o: out, a: in(w)) { o[0, 0] = a[0, 0]; }", "in(x)"),
+            ("fn f(o: out, a: in()) { o[0, 0] = a[0, 0]; }", "in(x)"),
+            ("fn f(o: out, a: in(x z)) { o[0, 0] = a[0, 0]; }", "in(x)"),
+            // An axis the stencil does not have.
+            (
+                "fn f(o: out, a: in(y)) { o[0, 0] = a[0, 0]; }",
+                "this stencil is 2D",
+            ),
+            (
+                "fn f(o: out, a: in(z)) { o[0] = a[0]; }",
+                "this stencil is 1D",
+            ),
+            // Read across its axis.
+            (
+                "fn f(o: out, a: in(x)) { o[0, 0] = a[1, 0]; }",
+                "profile along x",
+            ),
+            (
+                "fn f(o: out, a: in(z)) { o[0, 0, 0] = a[0, -1, 0]; }",
+                "profile along z",
+            ),
+            // Written, read without an offset, differentiated, never used.
+            (
+                "fn f(o: out, a: in(x)) { o[0, 0] = 1.0; a[0, 0] = 2.0; }",
+                "declared `in`",
+            ),
+            (
+                "fn f(o: out, a: in(x)) { o[0, 0] = a; }",
+                "read it at an offset",
+            ),
+            (
+                "fn f(o: out, a: in(x)) { o[0, 0] = d2x(a, 2); }",
+                "derivative operators take `in` fields",
+            ),
+            (
+                "fn f(o: out, a: in(x), p: in) { o[0, 0] = p[0, 0]; }",
+                "never used",
+            ),
+        ];
+        for (src, want) in cases {
+            let e = err(src);
+            assert!(e.contains(want), "{src}: {e}");
+        }
     }
 
     #[test]

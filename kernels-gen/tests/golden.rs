@@ -22,7 +22,8 @@ fn root() -> PathBuf {
 fn acoustic_kernels_match_the_golden_files() {
     let all = stencils_in_file(root().join("../runtime/src/kernels.rs")).expect("parses");
     // The paper's kernels, the fused step, the source/absorbing helpers, and one high-order
-    // step as a representative of fd_step_2 ..= fd_step_16 (same emitter path, longer sums).
+    // step as a representative of fd_step_2 ..= fd_step_16 (same emitter path, longer sums);
+    // the PML's face updates, whose profiles are indexed along x, z and (3D) y alone.
     let golden = [
         "add_source",
         "fd_pxx",
@@ -33,6 +34,9 @@ fn acoustic_kernels_match_the_golden_files() {
         "fd_step_8",
         "inject_source",
         "fd_absorb",
+        "pml_update_x",
+        "pml_update_z",
+        "pml_psi_3d_y",
     ];
     let stencils: Vec<_> = all
         .into_iter()
@@ -74,8 +78,17 @@ fn check(name: &str, text: &str, mismatches: &mut Vec<String>) {
 fn host_rust_of_the_acoustic_kernels_matches_the_golden_files() {
     let all = stencils_in_file(root().join("../runtime/src/kernels.rs")).expect("parses");
     // A two-input kernel, the time update (several inputs and a real), a high-order fused
-    // step (long sums), a point stencil and an in-place (`inout`) update.
-    let golden = ["fd_pxx", "fd_time", "fd_step_8", "add_source", "fd_absorb"];
+    // step (long sums), a point stencil, an in-place (`inout`) update, and the PML's face
+    // updates: a profile along x (a row slice like a field's) and along z (a scalar per row).
+    let golden = [
+        "fd_pxx",
+        "fd_time",
+        "fd_step_8",
+        "add_source",
+        "fd_absorb",
+        "pml_update_x",
+        "pml_update_z",
+    ];
     let stencils: Vec<&Stencil> = all
         .iter()
         .filter(|s| golden.contains(&s.name.as_str()))

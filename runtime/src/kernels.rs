@@ -213,7 +213,7 @@ stencil! {
     /// centred 4th-order first derivative unscaled by `dh` (`2/3 (f[1] - f[-1]) - 1/12 (f[2] -
     /// f[-2])`). `a`, `b` are the profiles of `solver::pml` (`a = 0` outside the layer, where
     /// `psi` stays 0). Run on the layer's boxes only; see `solver::pml`.
-    pub fn pml_psi(psix: inout, psiz: inout, p: in, ax: in, bx: in, az: in, bz: in) {
+    pub fn pml_psi(psix: inout, psiz: inout, p: in, ax: in(x), bx: in(x), az: in(z), bz: in(z)) {
         psix[0, 0] = bx[0, 0] * psix[0, 0]
             + ax[0, 0] * (2.0 / 3.0 * (p[0, 1] - p[0, -1]) - 1.0 / 12.0 * (p[0, 2] - p[0, -2]));
         psiz[0, 0] = bz[0, 0] * psiz[0, 0]
@@ -233,10 +233,10 @@ stencil! {
         psix: in,
         psiz: in,
         kv2: in,
-        ax: in,
-        bx: in,
-        az: in,
-        bz: in,
+        ax: in(x),
+        bx: in(x),
+        az: in(z),
+        bz: in(z),
     ) {
         let dpsix = 2.0 / 3.0 * (psix[0, 1] - psix[0, -1]) - 1.0 / 12.0 * (psix[0, 2] - psix[0, -2]);
         let dpsiz = 2.0 / 3.0 * (psiz[1, 0] - psiz[-1, 0]) - 1.0 / 12.0 * (psiz[2, 0] - psiz[-2, 0]);
@@ -254,12 +254,12 @@ stencil! {
         psiy: inout,
         psiz: inout,
         p: in,
-        ax: in,
-        bx: in,
-        ay: in,
-        by: in,
-        az: in,
-        bz: in,
+        ax: in(x),
+        bx: in(x),
+        ay: in(y),
+        by: in(y),
+        az: in(z),
+        bz: in(z),
     ) {
         psix[0, 0, 0] = bx[0, 0, 0] * psix[0, 0, 0]
             + ax[0, 0, 0] * (2.0 / 3.0 * (p[0, 0, 1] - p[0, 0, -1]) - 1.0 / 12.0 * (p[0, 0, 2] - p[0, 0, -2]));
@@ -281,12 +281,12 @@ stencil! {
         psiy: in,
         psiz: in,
         kv2: in,
-        ax: in,
-        bx: in,
-        ay: in,
-        by: in,
-        az: in,
-        bz: in,
+        ax: in(x),
+        bx: in(x),
+        ay: in(y),
+        by: in(y),
+        az: in(z),
+        bz: in(z),
     ) {
         let dpsix = 2.0 / 3.0 * (psix[0, 0, 1] - psix[0, 0, -1]) - 1.0 / 12.0 * (psix[0, 0, 2] - psix[0, 0, -2]);
         let dpsiy = 2.0 / 3.0 * (psiy[0, 1, 0] - psiy[0, -1, 0]) - 1.0 / 12.0 * (psiy[0, 2, 0] - psiy[0, -2, 0]);
@@ -309,20 +309,20 @@ stencil! {
     // `solver::pml` runs them on the faces and the kernels above on the edges and corners.
 
     /// [`pml_psi`] on a face of the layer along x: `psi = b psi + a D1x(p)`.
-    pub fn pml_psi_x(psi: inout, p: in, a: in, b: in) {
+    pub fn pml_psi_x(psi: inout, p: in, a: in(x), b: in(x)) {
         psi[0, 0] = b[0, 0] * psi[0, 0]
             + a[0, 0] * (2.0 / 3.0 * (p[0, 1] - p[0, -1]) - 1.0 / 12.0 * (p[0, 2] - p[0, -2]));
     }
 
     /// [`pml_psi`] on a face of the layer along z: `psi = b psi + a D1z(p)`.
-    pub fn pml_psi_z(psi: inout, p: in, a: in, b: in) {
+    pub fn pml_psi_z(psi: inout, p: in, a: in(z), b: in(z)) {
         psi[0, 0] = b[0, 0] * psi[0, 0]
             + a[0, 0] * (2.0 / 3.0 * (p[1, 0] - p[-1, 0]) - 1.0 / 12.0 * (p[2, 0] - p[-2, 0]));
     }
 
     /// [`pml_update`] on a face of the layer along x: `zeta = b zeta + a (D2x(p) +
     /// D1x(psi))`, `pnew += kv2 (D1x(psi) + zeta)`.
-    pub fn pml_update_x(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+    pub fn pml_update_x(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in(x), b: in(x)) {
         let dpsi = 2.0 / 3.0 * (psi[0, 1] - psi[0, -1]) - 1.0 / 12.0 * (psi[0, 2] - psi[0, -2]);
         let z = b[0, 0] * zeta[0, 0] + a[0, 0] * (d2x(p, 4) + dpsi);
         zeta[0, 0] = z;
@@ -330,7 +330,7 @@ stencil! {
     }
 
     /// [`pml_update`] on a face of the layer along z.
-    pub fn pml_update_z(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+    pub fn pml_update_z(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in(z), b: in(z)) {
         let dpsi = 2.0 / 3.0 * (psi[1, 0] - psi[-1, 0]) - 1.0 / 12.0 * (psi[2, 0] - psi[-2, 0]);
         let z = b[0, 0] * zeta[0, 0] + a[0, 0] * (d2z(p, 4) + dpsi);
         zeta[0, 0] = z;
@@ -338,25 +338,25 @@ stencil! {
     }
 
     /// [`pml_psi_3d`] on a face of the layer along x.
-    pub fn pml_psi_3d_x(psi: inout, p: in, a: in, b: in) {
+    pub fn pml_psi_3d_x(psi: inout, p: in, a: in(x), b: in(x)) {
         psi[0, 0, 0] = b[0, 0, 0] * psi[0, 0, 0]
             + a[0, 0, 0] * (2.0 / 3.0 * (p[0, 0, 1] - p[0, 0, -1]) - 1.0 / 12.0 * (p[0, 0, 2] - p[0, 0, -2]));
     }
 
     /// [`pml_psi_3d`] on a face of the layer along y.
-    pub fn pml_psi_3d_y(psi: inout, p: in, a: in, b: in) {
+    pub fn pml_psi_3d_y(psi: inout, p: in, a: in(y), b: in(y)) {
         psi[0, 0, 0] = b[0, 0, 0] * psi[0, 0, 0]
             + a[0, 0, 0] * (2.0 / 3.0 * (p[0, 1, 0] - p[0, -1, 0]) - 1.0 / 12.0 * (p[0, 2, 0] - p[0, -2, 0]));
     }
 
     /// [`pml_psi_3d`] on a face of the layer along z.
-    pub fn pml_psi_3d_z(psi: inout, p: in, a: in, b: in) {
+    pub fn pml_psi_3d_z(psi: inout, p: in, a: in(z), b: in(z)) {
         psi[0, 0, 0] = b[0, 0, 0] * psi[0, 0, 0]
             + a[0, 0, 0] * (2.0 / 3.0 * (p[1, 0, 0] - p[-1, 0, 0]) - 1.0 / 12.0 * (p[2, 0, 0] - p[-2, 0, 0]));
     }
 
     /// [`pml_update_3d`] on a face of the layer along x.
-    pub fn pml_update_3d_x(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+    pub fn pml_update_3d_x(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in(x), b: in(x)) {
         let dpsi = 2.0 / 3.0 * (psi[0, 0, 1] - psi[0, 0, -1]) - 1.0 / 12.0 * (psi[0, 0, 2] - psi[0, 0, -2]);
         let z = b[0, 0, 0] * zeta[0, 0, 0] + a[0, 0, 0] * (d2x(p, 4) + dpsi);
         zeta[0, 0, 0] = z;
@@ -364,7 +364,7 @@ stencil! {
     }
 
     /// [`pml_update_3d`] on a face of the layer along y.
-    pub fn pml_update_3d_y(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+    pub fn pml_update_3d_y(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in(y), b: in(y)) {
         let dpsi = 2.0 / 3.0 * (psi[0, 1, 0] - psi[0, -1, 0]) - 1.0 / 12.0 * (psi[0, 2, 0] - psi[0, -2, 0]);
         let z = b[0, 0, 0] * zeta[0, 0, 0] + a[0, 0, 0] * (d2y(p, 4) + dpsi);
         zeta[0, 0, 0] = z;
@@ -372,7 +372,7 @@ stencil! {
     }
 
     /// [`pml_update_3d`] on a face of the layer along z.
-    pub fn pml_update_3d_z(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in, b: in) {
+    pub fn pml_update_3d_z(pnew: inout, zeta: inout, p: in, psi: in, kv2: in, a: in(z), b: in(z)) {
         let dpsi = 2.0 / 3.0 * (psi[1, 0, 0] - psi[-1, 0, 0]) - 1.0 / 12.0 * (psi[2, 0, 0] - psi[-2, 0, 0]);
         let z = b[0, 0, 0] * zeta[0, 0, 0] + a[0, 0, 0] * (d2z(p, 4) + dpsi);
         zeta[0, 0, 0] = z;
@@ -385,7 +385,7 @@ stencil! {
     // two axes, x first, and taking their fields in that order.
 
     /// [`pml_psi_3d`] on an edge of the layer along z (in the layer along x and y).
-    pub fn pml_psi_3d_xy(psix: inout, psiy: inout, p: in, ax: in, bx: in, ay: in, by: in) {
+    pub fn pml_psi_3d_xy(psix: inout, psiy: inout, p: in, ax: in(x), bx: in(x), ay: in(y), by: in(y)) {
         psix[0, 0, 0] = bx[0, 0, 0] * psix[0, 0, 0]
             + ax[0, 0, 0] * (2.0 / 3.0 * (p[0, 0, 1] - p[0, 0, -1]) - 1.0 / 12.0 * (p[0, 0, 2] - p[0, 0, -2]));
         psiy[0, 0, 0] = by[0, 0, 0] * psiy[0, 0, 0]
@@ -393,7 +393,7 @@ stencil! {
     }
 
     /// [`pml_psi_3d`] on an edge of the layer along y (in the layer along x and z).
-    pub fn pml_psi_3d_xz(psix: inout, psiz: inout, p: in, ax: in, bx: in, az: in, bz: in) {
+    pub fn pml_psi_3d_xz(psix: inout, psiz: inout, p: in, ax: in(x), bx: in(x), az: in(z), bz: in(z)) {
         psix[0, 0, 0] = bx[0, 0, 0] * psix[0, 0, 0]
             + ax[0, 0, 0] * (2.0 / 3.0 * (p[0, 0, 1] - p[0, 0, -1]) - 1.0 / 12.0 * (p[0, 0, 2] - p[0, 0, -2]));
         psiz[0, 0, 0] = bz[0, 0, 0] * psiz[0, 0, 0]
@@ -401,7 +401,7 @@ stencil! {
     }
 
     /// [`pml_psi_3d`] on an edge of the layer along x (in the layer along y and z).
-    pub fn pml_psi_3d_yz(psiy: inout, psiz: inout, p: in, ay: in, by: in, az: in, bz: in) {
+    pub fn pml_psi_3d_yz(psiy: inout, psiz: inout, p: in, ay: in(y), by: in(y), az: in(z), bz: in(z)) {
         psiy[0, 0, 0] = by[0, 0, 0] * psiy[0, 0, 0]
             + ay[0, 0, 0] * (2.0 / 3.0 * (p[0, 1, 0] - p[0, -1, 0]) - 1.0 / 12.0 * (p[0, 2, 0] - p[0, -2, 0]));
         psiz[0, 0, 0] = bz[0, 0, 0] * psiz[0, 0, 0]
@@ -417,10 +417,10 @@ stencil! {
         psix: in,
         psiy: in,
         kv2: in,
-        ax: in,
-        bx: in,
-        ay: in,
-        by: in,
+        ax: in(x),
+        bx: in(x),
+        ay: in(y),
+        by: in(y),
     ) {
         let dpsix = 2.0 / 3.0 * (psix[0, 0, 1] - psix[0, 0, -1]) - 1.0 / 12.0 * (psix[0, 0, 2] - psix[0, 0, -2]);
         let dpsiy = 2.0 / 3.0 * (psiy[0, 1, 0] - psiy[0, -1, 0]) - 1.0 / 12.0 * (psiy[0, 2, 0] - psiy[0, -2, 0]);
@@ -440,10 +440,10 @@ stencil! {
         psix: in,
         psiz: in,
         kv2: in,
-        ax: in,
-        bx: in,
-        az: in,
-        bz: in,
+        ax: in(x),
+        bx: in(x),
+        az: in(z),
+        bz: in(z),
     ) {
         let dpsix = 2.0 / 3.0 * (psix[0, 0, 1] - psix[0, 0, -1]) - 1.0 / 12.0 * (psix[0, 0, 2] - psix[0, 0, -2]);
         let dpsiz = 2.0 / 3.0 * (psiz[1, 0, 0] - psiz[-1, 0, 0]) - 1.0 / 12.0 * (psiz[2, 0, 0] - psiz[-2, 0, 0]);
@@ -463,10 +463,10 @@ stencil! {
         psiy: in,
         psiz: in,
         kv2: in,
-        ay: in,
-        by: in,
-        az: in,
-        bz: in,
+        ay: in(y),
+        by: in(y),
+        az: in(z),
+        bz: in(z),
     ) {
         let dpsiy = 2.0 / 3.0 * (psiy[0, 1, 0] - psiy[0, -1, 0]) - 1.0 / 12.0 * (psiy[0, 2, 0] - psiy[0, -2, 0]);
         let dpsiz = 2.0 / 3.0 * (psiz[1, 0, 0] - psiz[-1, 0, 0]) - 1.0 / 12.0 * (psiz[2, 0, 0] - psiz[-2, 0, 0]);

@@ -232,6 +232,17 @@ impl Window {
             .wrapping_add(x)
     }
 
+    /// The position in a profile's storage (a field of shape 1 along every axis but `axis`,
+    /// `0 = z, 1 = y, 2 = x`) of its element at offset `off` along `axis` from the first
+    /// point `grid` computes in row `row`: where a generated row kernel slices (along x) or
+    /// reads (along z or y) the tap of a profile (`a: in(x)`). As with [`tap`](Self::tap),
+    /// a point outside the window gives an index out of the field's range.
+    #[inline(always)]
+    pub fn profile(&self, grid: &Region, row: RowAt, axis: usize, off: isize) -> usize {
+        let at = [row.z, row.y, grid.lo[2]][axis];
+        at.wrapping_add_signed(off).wrapping_sub(self.origin[axis])
+    }
+
     /// The storage of the consecutive grid rows `rows` (numbered `z * ny + y`, all inside
     /// `grid`'s box and the window): whole rows of the field, contiguous, since a run of
     /// rows either stays in one plane or covers whole planes of the grid (then the window
@@ -270,6 +281,9 @@ impl Window {
             || (0..3).all(|a| self.origin[a] <= lo[a] && hi[a] <= self.origin[a] + self.shape[a])
     }
 }
+
+/// The names of the axes 0, 1, 2 in messages (kernels-gen's `ir::AXIS_NAMES`).
+const AXIS_NAMES: [&str; 3] = ["z", "y", "x"];
 
 /// The axes (0 = z, 1 = y, 2 = x) of a `dims`-dimensional stencil, outermost first: 1D `[x]`,
 /// 2D `[z, x]`, 3D `[z, y, x]` (kernels-gen's `ir::axes`).
@@ -338,6 +352,9 @@ pub struct StencilInfo {
     pub outputs: &'static [&'static str],
     /// Read-only fields, in launch order.
     pub inputs: &'static [&'static str],
+    /// Per input, the axis (`0 = z, 1 = y, 2 = x`) it varies along when it is a profile
+    /// (`a: in(x)`: a field of shape 1 along every other axis), `None` for a field.
+    pub profiles: &'static [Option<usize>],
     /// Real scalar parameters, in launch order.
     pub reals: &'static [&'static str],
     /// Index parameters (`#[at]` position).
@@ -610,11 +627,20 @@ pub(crate) fn check_fields<M: crate::MemorySpace, T: Real, const D: usize>(
     if outs.is_empty() {
         return Err(Error::arity(info.name, "output fields"));
     }
+    // The grid's fields: every output and every input but the profiles (checked against
+    // the grid by `check_windows`).
+    let fields_in = ins
+        .iter()
+        .copied()
+        .zip(info.inputs.iter().copied())
+        .zip(info.profiles)
+        .filter(|(_, axis)| axis.is_none())
+        .map(|(f, _)| f);
     let named: Vec<(&ScalarField<M, T, D>, &'static str)> = outs
         .iter()
         .copied()
         .zip(info.outputs.iter().copied())
-        .chain(ins.iter().copied().zip(info.inputs.iter().copied()))
+        .chain(fields_in)
         .collect();
     let Some(&(first, first_name)) = named.iter().find(|(f, _)| !f.is_window()) else {
         return Err(Error::invalid(
@@ -641,7 +667,8 @@ pub(crate) fn check_fields<M: crate::MemorySpace, T: Real, const D: usize>(
 
 /// Every field's [`Window`] (outputs, then inputs), after checking that each window holds
 /// the points the launch over `grid` touches in it: the box for an output, the box widened
-/// by the stencil's radius along each axis for an input.
+/// by the stencil's radius along each axis for an input, that range along its axis for a
+/// profile (whose shape must be 1 along the others).
 pub(crate) fn check_windows<M: crate::MemorySpace, T: Real, const D: usize>(
     info: &StencilInfo,
     grid: &Region,
@@ -649,15 +676,16 @@ pub(crate) fn check_windows<M: crate::MemorySpace, T: Real, const D: usize>(
     ins: &[&ScalarField<M, T, D>],
 ) -> Result<Vec<Window>> {
     let reads = |a: usize| grid.lo[a].saturating_sub(info.radii[a])..grid.hi[a] + info.radii[a];
-    let fields = outs
-        .iter()
-        .map(|f| (*f, false))
-        .chain(ins.iter().map(|f| (*f, true)));
+    let fields = outs.iter().map(|f| (*f, false, None)).chain(
+        ins.iter()
+            .zip(info.profiles)
+            .map(|(f, &axis)| (*f, true, axis)),
+    );
     let names = info.outputs.iter().chain(info.inputs.iter());
     let mut wins = Vec::with_capacity(outs.len() + ins.len());
-    for ((f, input), name) in fields.zip(names) {
+    for ((f, input, profile), name) in fields.zip(names) {
         let w = f.window();
-        let (lo, hi) = if input {
+        let (mut lo, mut hi) = if input {
             (
                 [0, 1, 2].map(|a| reads(a).start),
                 [0, 1, 2].map(|a| reads(a).end),
@@ -665,6 +693,28 @@ pub(crate) fn check_windows<M: crate::MemorySpace, T: Real, const D: usize>(
         } else {
             (grid.lo, grid.hi)
         };
+        if let Some(axis) = profile {
+            if let Some(&across) = axes(D).iter().find(|&&a| a != axis && w.shape[a] != 1) {
+                let word = |a: usize| AXIS_NAMES[a];
+                return Err(Error::invalid(
+                    format!("profile `{name}` of kernel `{}`", info.name),
+                    Shape::of(D, w.shape),
+                    format!(
+                        "it is declared `in({})`, one value per {} and the same along the \
+                         other axes, so its shape must be 1 along {}: pass a field of one \
+                         value per {} only",
+                        word(axis),
+                        word(axis),
+                        word(across),
+                        word(axis)
+                    ),
+                ));
+            }
+            // Only its axis is read; along the others the profile's one value serves all.
+            for a in (0..3).filter(|&a| a != axis) {
+                (lo[a], hi[a]) = (w.origin[a], w.origin[a] + 1);
+            }
+        }
         if !w.holds(lo, hi) {
             let show = |lo: [usize; 3], hi: [usize; 3]| {
                 axes(D)

@@ -506,12 +506,21 @@ impl Gen {
             .map(|_| fresh(self, &mut used))
             .collect();
         let reals: Vec<String> = (0..self.below(3)).map(|_| fresh(self, &mut used)).collect();
+        // Profiles: one value per row (`in(z)`) or per column (`in(x)`).
+        let profiles: Vec<(String, bool)> = (0..self.below(3))
+            .map(|_| (fresh(self, &mut used), self.below(2) == 0))
+            .collect();
         let lets: Vec<String> = (0..self.below(3)).map(|_| fresh(self, &mut used)).collect();
         let mut params: Vec<String> = Vec::new();
         params.extend(outs.iter().map(|n| format!("{n}: out")));
         params.extend(inout.iter().map(|n| format!("{n}: inout")));
         params.extend(ins.iter().map(|n| format!("{n}: in")));
         params.extend(reals.iter().map(|n| format!("{n}: real")));
+        params.extend(
+            profiles
+                .iter()
+                .map(|(n, along_z)| format!("{n}: in({})", if *along_z { "z" } else { "x" })),
+        );
         // Shuffle the declaration order: the ABI sorts by group.
         for i in (1..params.len()).rev() {
             let j = self.below(i + 1);
@@ -524,12 +533,24 @@ impl Gen {
                 leaves.push(format!("{f}[{dz}, {dx}]"));
             }
         }
+        for (f, along_z) in &profiles {
+            for _ in 0..2 {
+                let d = self.below(5) as i32 - 2;
+                leaves.push(if *along_z {
+                    format!("{f}[{d}, 0]")
+                } else {
+                    format!("{f}[0, {d}]")
+                });
+            }
+        }
         if let Some(u) = &inout {
             leaves.push(format!("{u}[0, 0]"));
         }
-        // Every `in` and `real` is used at least once (the parser refuses unused ones).
+        // Every `in`, profile and `real` is used at least once (the parser refuses unused
+        // ones).
         let all_used: Vec<String> = ins
             .iter()
+            .chain(profiles.iter().map(|(f, _)| f))
             .map(|f| format!("{f}[0, 0]"))
             .chain(reals.iter().cloned())
             .collect();
@@ -612,6 +633,8 @@ num!(f64, "f64", "double", "%.17g");
 
 struct Point<'a, R> {
     fields: &'a [Vec<R>],
+    /// Per parameter, the axis of a profile (`0`: z, `2`: x).
+    profiles: &'a [Option<usize>],
     reals: &'a [R],
     locals: &'a [R],
     i: usize,
@@ -623,7 +646,12 @@ fn eval<R: Num>(e: &Expr, at: &Point<R>) -> R {
         Expr::Scalar(p) => at.reals[*p],
         Expr::Local(l) => at.locals[*l],
         Expr::Read { field, offset } => {
-            let k = at.i as isize + offset[0] as isize * NX as isize + offset[1] as isize;
+            let (iz, ix) = ((at.i / NX) as isize, (at.i % NX) as isize);
+            let k = match at.profiles[*field] {
+                Some(0) => iz + offset[0] as isize,
+                Some(_) => ix + offset[1] as isize,
+                None => at.i as isize + offset[0] as isize * NX as isize + offset[1] as isize,
+            };
             at.fields[*field][k as usize]
         }
         Expr::Neg(a) => R::neg(eval(a, at)),
@@ -643,6 +671,8 @@ fn inputs(s: &Stencil, seed: u64) -> Vec<Vec<f64>> {
         .iter()
         .map(|p| match p.kind {
             ParamKind::Field(_) => rng.vec(NZ * NX, -1.0, 1.0, |v| v),
+            ParamKind::Profile(0) => rng.vec(NZ, -1.0, 1.0, |v| v),
+            ParamKind::Profile(_) => rng.vec(NX, -1.0, 1.0, |v| v),
             ParamKind::Real => vec![rng.uniform(-1.0, 1.0)],
             ParamKind::Index => vec![],
         })
@@ -660,6 +690,7 @@ fn reference<R: Num>(s: &Stencil, init: &[Vec<f64>]) -> Vec<Vec<R>> {
         .map(|v| v.first().map_or(R::lit(0.0), |&x| R::lit(x)))
         .collect();
     assert_eq!(s.domain, Domain::Interior);
+    let profiles: Vec<Option<usize>> = (0..s.params.len()).map(|p| s.profile_axis(p)).collect();
     let r = s.radius();
     for iz in r..NZ - r {
         for ix in r..NX - r {
@@ -668,6 +699,7 @@ fn reference<R: Num>(s: &Stencil, init: &[Vec<f64>]) -> Vec<Vec<R>> {
             for st in &s.body {
                 let at = Point {
                     fields: &fields,
+                    profiles: &profiles,
                     reals: &reals,
                     locals: &locals,
                     i,
@@ -712,7 +744,10 @@ fn c_case<R: Num>(s: &Stencil, init: &[Vec<f64>], k: usize) -> String {
         let Some(p) = p.param else { continue };
         let values: Vec<R> = init[p].iter().map(|&x| R::lit(x)).collect();
         let var = format!("v{k}_{p}");
-        if matches!(s.params[p].kind, ParamKind::Field(_)) {
+        if matches!(
+            s.params[p].kind,
+            ParamKind::Field(_) | ParamKind::Profile(_)
+        ) {
             let _ = writeln!(c, "    static {ty} {var}[] = {{{}}};", c_list(&values));
         } else {
             let _ = writeln!(c, "    const {ty} {var} = {};", c_list(&values));
@@ -860,7 +895,13 @@ fn generated_stencils_with_adversarial_names_compile_and_compute_in_every_backen
             ),
         }
     }
-    // Inout fields are exercised, and so are tap-shaped names next to their base name.
+    // Inout fields are exercised, profiles along both axes, and tap-shaped names next to
+    // their base name.
+    for axis in [0, 2] {
+        assert!(stencils
+            .iter()
+            .any(|s| (0..s.params.len()).any(|p| s.profile_axis(p) == Some(axis))));
+    }
     assert!(stencils
         .iter()
         .any(|s| !s.fields_with(|a| a == Access::InOut).is_empty()));

@@ -35,6 +35,21 @@ stencil! {
     fn bump1(u: inout, a: real, ix: index) {
         u[0] = u[0] + a;
     }
+
+    /// A per-column and a per-row coefficient (profiles along x and z) in 2D.
+    fn prof2(o: out, p: in, ax: in(x), az: in(z)) {
+        o[0, 0] = ax[0, -1] * p[0, 0] + az[1, 0] * p[0, 1];
+    }
+
+    /// A profile along each axis in 3D.
+    fn prof3(o: out, p: in, ax: in(x), ay: in(y), az: in(z)) {
+        o[0, 0, 0] = p[0, 0, 0] * ay[0, 1, 0] + ax[0, 0, 1] - az[-1, 0, 0];
+    }
+
+    /// A profile in 1D.
+    fn prof1(o: out, ax: in(x), u: in) {
+        o[0] = ax[1] * u[0] - ax[-1];
+    }
 }
 
 fn random3<T: Real>(rng: &mut Rng, [nz, ny, nx]: [usize; 3]) -> HostField<T, 3> {
@@ -232,7 +247,169 @@ fn shape_mismatch_names_every_axis<E: ExecutionSpace>(space: E) {
     assert!(e.to_string().contains("4 x 2 x 6 grid is too small"), "{e}");
 }
 
+/// Random host data of `shape`.
+fn random<const D: usize>(rng: &mut Rng, shape: [usize; D]) -> HostField<f64, D> {
+    let n = shape.iter().product();
+    HostField::from_vec_shape(shape, rng.vec(n, -1.0, 1.0, |v| v)).expect("field")
+}
+
+/// Profiles (`in(x)`, `in(z)`, `in(y)`) in 1D, 2D and 3D against hand loops that index them
+/// by the point's coordinate along their axis: on the whole interior, on a box with profiles
+/// that are windows of their axis, and the errors for a profile of the wrong shape or too
+/// short.
+fn profiles_match_hand_loops<E: ExecutionSpace>(space: E) {
+    let mut rng = Rng::new(11);
+    // 2D, whole interior (radius 1).
+    for [nz, nx] in [[3, 3], [6, 13], [17, 40]] {
+        let p = random(&mut rng, [nz, nx]);
+        let (ax, az) = (random(&mut rng, [1, nx]), random(&mut rng, [nz, 1]));
+        let init = random(&mut rng, [nz, nx]);
+        let mut o = to_space::<E, f64, 2>(&init);
+        let (pd, axd, azd) = (
+            to_space::<E, f64, 2>(&p),
+            to_space::<E, f64, _>(&ax),
+            to_space::<E, f64, _>(&az),
+        );
+        prof2(&space, &mut o, &pd, &axd, &azd).expect("prof2");
+        let got = f64s::<E, f64, 2>(&o);
+        for iz in 0..nz {
+            for ix in 0..nx {
+                let inside = (1..nz - 1).contains(&iz) && (1..nx - 1).contains(&ix);
+                let want = if inside {
+                    ax[(0, ix - 1)] * p[(iz, ix)] + az[(iz + 1, 0)] * p[(iz, ix + 1)]
+                } else {
+                    init[(iz, ix)]
+                };
+                let what = format!("2D {nz} x {nx} at ({iz}, {ix})");
+                assert_value::<E>(&what, got[iz * nx + ix], want, 1e-13);
+            }
+        }
+    }
+    // 2D, a box, with profiles that hold only the columns and rows it reads (its box
+    // widened by the radius along their axis): columns 2..10 and rows 1..5.
+    let (nz, nx) = (7, 12);
+    let p = random(&mut rng, [nz, nx]);
+    let (ax, az) = (random(&mut rng, [1, 8]), random(&mut rng, [4, 1]));
+    let init = random(&mut rng, [nz, nx]);
+    let mut o = to_space::<E, f64, 2>(&init);
+    let pd = to_space::<E, f64, 2>(&p);
+    let axw = to_space::<E, f64, 2>(&ax).with_origin([0, 2]);
+    let azw = to_space::<E, f64, 2>(&az).with_origin([1, 0]);
+    launch_in_region::<Prof2, E, f64, 2>(
+        &space,
+        [2..4, 3..9],
+        &mut [&mut o],
+        &[&pd, &axw, &azw],
+        &[],
+    )
+    .expect("prof2 on a box");
+    let got = f64s::<E, f64, 2>(&o);
+    for iz in 0..nz {
+        for ix in 0..nx {
+            let want = if (2..4).contains(&iz) && (3..9).contains(&ix) {
+                ax[(0, ix - 1 - 2)] * p[(iz, ix)] + az[(iz + 1 - 1, 0)] * p[(iz, ix + 1)]
+            } else {
+                init[(iz, ix)]
+            };
+            assert_value::<E>(
+                &format!("box at ({iz}, {ix})"),
+                got[iz * nx + ix],
+                want,
+                1e-13,
+            );
+        }
+    }
+    // The profile windows one column or row short: the launch names the profile.
+    let short = to_space::<E, f64, 2>(&random(&mut rng, [1, 7])).with_origin([0, 3]);
+    let e = launch_in_region::<Prof2, E, f64, 2>(
+        &space,
+        [2..4, 3..9],
+        &mut [&mut o],
+        &[&pd, &short, &azw],
+        &[],
+    )
+    .expect_err("too short");
+    assert!(
+        e.to_string().contains("window `ax` of kernel `prof2`"),
+        "{e}"
+    );
+    // A whole field, or a profile along the other axis, where a profile along x is declared.
+    for wrong in [[nz, nx], [nz, 1]] {
+        let f = to_space::<E, f64, 2>(&random(&mut rng, wrong));
+        let e = prof2(
+            &space,
+            &mut o,
+            &pd,
+            &f,
+            &to_space::<E, f64, _>(&random(&mut rng, [nz, 1])),
+        )
+        .expect_err("a profile along x has one row");
+        let s = e.to_string();
+        assert!(
+            s.contains("profile `ax` of kernel `prof2`") && s.contains("must be 1 along z"),
+            "{s}"
+        );
+    }
+    // 3D.
+    let [nz, ny, nx] = [5, 6, 9];
+    let p = random(&mut rng, [nz, ny, nx]);
+    let ax = random(&mut rng, [1, 1, nx]);
+    let ay = random(&mut rng, [1, ny, 1]);
+    let az = random(&mut rng, [nz, 1, 1]);
+    let init = random(&mut rng, [nz, ny, nx]);
+    let mut o = to_space::<E, f64, 3>(&init);
+    let args = (
+        to_space::<E, f64, 3>(&p),
+        to_space::<E, f64, _>(&ax),
+        to_space::<E, f64, _>(&ay),
+        to_space::<E, f64, _>(&az),
+    );
+    prof3(&space, &mut o, &args.0, &args.1, &args.2, &args.3).expect("prof3");
+    let got = f64s::<E, f64, 3>(&o);
+    for iz in 0..nz {
+        for iy in 0..ny {
+            for ix in 0..nx {
+                let inside = (1..nz - 1).contains(&iz)
+                    && (1..ny - 1).contains(&iy)
+                    && (1..nx - 1).contains(&ix);
+                let want = if inside {
+                    p[(iz, iy, ix)] * ay[(0, iy + 1, 0)] + ax[(0, 0, ix + 1)] - az[(iz - 1, 0, 0)]
+                } else {
+                    init[(iz, iy, ix)]
+                };
+                let what = format!("3D at ({iz}, {iy}, {ix})");
+                assert_value::<E>(&what, got[(iz * ny + iy) * nx + ix], want, 1e-13);
+            }
+        }
+    }
+    // 1D.
+    let n = 9;
+    let (ax, u, init) = (
+        random(&mut rng, [n]),
+        random(&mut rng, [n]),
+        random(&mut rng, [n]),
+    );
+    let mut o = to_space::<E, f64, 1>(&init);
+    prof1(
+        &space,
+        &mut o,
+        &to_space::<E, f64, _>(&ax),
+        &to_space::<E, f64, _>(&u),
+    )
+    .expect("prof1");
+    let got = f64s::<E, f64, 1>(&o);
+    for j in 0..n {
+        let want = if (1..n - 1).contains(&j) {
+            ax[j + 1] * u[j] - ax[j - 1]
+        } else {
+            init[j]
+        };
+        assert_value::<E>(&format!("1D at {j}"), got[j], want, 1e-13);
+    }
+}
+
 for_each_space!(
+    profiles_match_hand_loops,
     heat_3d_matches_hand_loop,
     heat_1d_decays_like_the_analytic_sine_mode,
     wide_3d_matches_serial,

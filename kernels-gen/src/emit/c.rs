@@ -11,7 +11,8 @@
 //! are defined in [`super::abi`]; this emitter writes them from there. Every field is indexed
 //! through its own window: the kernel first computes, per field, its element at the thread's
 //! point (`p__i`), and reads taps at offsets in the field's own strides (`p__nx`,
-//! `p__plane`).
+//! `p__plane`). A profile (`a: in(x)`) is indexed by the point's coordinate along its axis
+//! alone (`a__i = ix - a__ox`), its taps at offsets along that axis (`a__i + 1`).
 //!
 //! # Names
 //!
@@ -44,7 +45,7 @@
 
 use super::abi::{self, ArgGroup};
 use super::infix::{self, CallStyle, Syntax};
-use crate::ir::{zyx, Access, Domain, Func, Stencil, Stmt};
+use crate::ir::{zyx, Access, Domain, Func, Stencil, Stmt, AXIS_NAMES};
 use std::fmt::Write;
 
 /// Which GPU language to emit.
@@ -215,7 +216,11 @@ impl Syntax for C<'_> {
     }
     fn read(&self, out: &mut String, field: usize, offset: &[i32]) {
         let name = &self.s.params[field].name;
-        let _ = write!(out, "{}[{}]", user_name(name), tap_index(name, offset));
+        let index = match self.s.profile_axis(field) {
+            Some(axis) => profile_index(name, zyx(offset)[axis]),
+            None => tap_index(name, offset),
+        };
+        let _ = write!(out, "{}[{index}]", user_name(name));
     }
     fn func(&self, f: Func) -> String {
         func(f, self.cty)
@@ -257,6 +262,17 @@ fn tap_index(field: &str, offset: &[i32]) -> String {
         t.push_str(&term);
     }
     t
+}
+
+/// The element of profile `field` (`in(x)`) at offset `d` along its axis from the current
+/// point: `a__i + 1`.
+fn profile_index(field: &str, d: i32) -> String {
+    let i = field_local(field, "i");
+    match d {
+        0 => i,
+        d if d > 0 => format!("{i} + {d}"),
+        d => format!("{i} - {}", d.unsigned_abs()),
+    }
 }
 
 /// One `__global__` kernel of `s` for element type `cty` (`"float"` / `"double"`).
@@ -310,7 +326,11 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
     for p in s.outputs().into_iter().chain(s.inputs()) {
         let name = &s.params[p].name;
         let w = |part: &str| abi::window_arg(name, part);
-        let index = if s.dims == 3 {
+        let index = if let Some(axis) = s.profile_axis(p) {
+            // A profile: its element at the point's coordinate along its axis.
+            let (at, origin) = [("iz", "oz"), ("iy", "oy"), ("ix", "ox")][axis];
+            format!("{at} - {}", w(origin))
+        } else if s.dims == 3 {
             format!(
                 "((iz - {}) * {} + (iy - {})) * {} + (ix - {})",
                 w("oz"),
@@ -327,7 +347,8 @@ pub fn emit_kernel(s: &Stencil, ty: &str, cty: &str) -> String {
             "    const long long {} = {index};",
             field_local(name, "i")
         );
-        if s.dims == 3 && taps.iter().any(|t| t.field == p && t.offset[0] != 0) {
+        let strided = s.profile_axis(p).is_none();
+        if strided && s.dims == 3 && taps.iter().any(|t| t.field == p && t.offset[0] != 0) {
             let _ = writeln!(
                 k,
                 "    const long long {} = {} * {};",
@@ -409,6 +430,21 @@ pub fn emit(s: &Stencil, dialect: Dialect) -> String {
             out,
             "// Updated in place (read at the current point only): {}.",
             field_list(inout)
+        );
+    }
+    let profiles: Vec<String> = s
+        .inputs()
+        .into_iter()
+        .filter_map(|p| {
+            let axis = s.profile_axis(p)?;
+            Some(format!("{} along {}", s.params[p].name, AXIS_NAMES[axis]))
+        })
+        .collect();
+    if !profiles.is_empty() {
+        let _ = writeln!(
+            out,
+            "// Profiles (one value per index along their axis): {}.",
+            profiles.join(", ")
         );
     }
     let _ = writeln!(

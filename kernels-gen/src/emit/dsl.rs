@@ -3,7 +3,7 @@
 //! gives back the same IR.
 
 use super::infix::{self, CallStyle, Syntax};
-use crate::ir::{Domain, Expr, Func, ParamKind, Stencil, Stmt};
+use crate::ir::{Domain, Expr, Func, ParamKind, Stencil, Stmt, AXIS_NAMES};
 
 /// The DSL spelling: user names as written, reads as `p[0, -1]`, calls as `sqrt(x)`.
 struct Dsl<'a>(&'a Stencil);
@@ -50,9 +50,10 @@ pub fn print(s: &Stencil) -> String {
         .iter()
         .map(|p| {
             let kind = match p.kind {
-                ParamKind::Field(a) => a.keyword(),
-                ParamKind::Real => "real",
-                ParamKind::Index => "index",
+                ParamKind::Field(a) => a.keyword().to_string(),
+                ParamKind::Profile(axis) => format!("in({})", AXIS_NAMES[axis]),
+                ParamKind::Real => "real".to_string(),
+                ParamKind::Index => "index".to_string(),
             };
             format!("{}: {kind}", p.name)
         })

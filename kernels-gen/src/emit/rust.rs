@@ -99,6 +99,15 @@ impl Syntax for Rust<'_> {
     }
     fn read(&self, out: &mut String, field: usize, offset: &[i32]) {
         let s = self.0;
+        if is_scalar_tap(s, field) {
+            // A profile along z or y: one value per row, a scalar of the row kernel.
+            let tap = Tap {
+                field,
+                offset: offset.to_vec(),
+            };
+            out.push_str(&tap_name(s, &tap));
+            return;
+        }
         if s.params[field].kind == ParamKind::Field(Access::InOut) {
             // Its own output row, read at the current point before (or after) writing.
             out.push_str(&s.params[field].name);
@@ -144,6 +153,23 @@ fn tap_start(s: &Stencil, tap: &Tap) -> TokenStream {
     quote!(#win.tap(grid, row, [#dz, #dy, #dx]))
 }
 
+/// Whether field `field`'s taps are scalars of the row kernel rather than row slices: a
+/// profile along an outer axis (`in(z)`, `in(y)`) has one value per row.
+fn is_scalar_tap(s: &Stencil, field: usize) -> bool {
+    matches!(s.profile_axis(field), Some(axis) if axis != 2)
+}
+
+/// A profile's tap: its element at the row's first computed point, offset along the
+/// profile's axis (`a__win.profile(grid, row, 2, -1)`).
+fn profile_start(s: &Stencil, tap: &Tap, axis: usize) -> TokenStream {
+    let win = win_name(&s.params[tap.field].name);
+    let d = zyx(&tap.offset)[axis];
+    let lit = Literal::isize_unsuffixed(d.unsigned_abs() as isize);
+    let d = if d < 0 { quote!(-#lit) } else { quote!(#lit) };
+    let axis = Literal::usize_unsuffixed(axis);
+    quote!(#win.profile(grid, row, #axis, #d))
+}
+
 /// The name of a field's window in generated code: `p__win` (`__`: no user name).
 fn win_name(field: &str) -> Ident {
     format_ident!("{field}__win")
@@ -184,13 +210,27 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     let taps: Vec<Tap> = s
         .taps()
         .into_iter()
-        .filter(|t| s.params[t.field].kind == ParamKind::Field(Access::In))
+        .filter(|t| s.inputs().contains(&t.field))
         .collect();
+    // Row slices of every tap; a profile along x is the same slice on every row, one along
+    // z or y a scalar per row.
     let tap_lets = taps.iter().map(|t| {
         let name = ident(&tap_name(s, t));
         let field = ident(&s.params[t.field].name);
-        let start = tap_start(s, t);
-        quote!(let #name = &#field[#start..][..n];)
+        match s.profile_axis(t.field) {
+            None => {
+                let start = tap_start(s, t);
+                quote!(let #name = &#field[#start..][..n];)
+            }
+            Some(2) => {
+                let start = profile_start(s, t, 2);
+                quote!(let #name = &#field[#start..][..n];)
+            }
+            Some(axis) => {
+                let start = profile_start(s, t, axis);
+                quote!(let #name = #field[#start];)
+            }
+        }
     });
     let body: Vec<TokenStream> = s
         .body
@@ -211,7 +251,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     // Prefetch, per input field, its leading tap (the last row this row reads: the one not
     // yet in cache), and every output.
     let mut leading: Vec<&Tap> = Vec::new();
-    for t in &taps {
+    for t in taps.iter().filter(|t| s.profile_axis(t.field).is_none()) {
         match leading.iter_mut().find(|l| l.field == t.field) {
             Some(l) if t.offset > l.offset => *l = t,
             Some(_) => {}
@@ -235,7 +275,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
         }
     });
     let first = &outs[0];
-    let tap_blocks = taps.iter().map(|t| {
+    let tap_blocks = taps.iter().filter(|t| !is_scalar_tap(s, t.field)).map(|t| {
         let name = ident(&tap_name(s, t));
         quote!(let #name = &#name[cols.clone()];)
     });
@@ -548,6 +588,10 @@ pub fn emit_stencil_at(
     };
     let outputs = str_list(&names(s.outputs()));
     let inputs = str_list(&names(s.inputs()));
+    let profiles = s.inputs().into_iter().map(|p| match s.profile_axis(p) {
+        Some(axis) => quote!(::std::option::Option::Some(#axis)),
+        None => quote!(::std::option::Option::None),
+    });
     let reals_l = str_list(&names(s.reals()));
     let indices_l = str_list(&names(s.indices()));
     let fields_read = s.fields_read();
@@ -571,7 +615,7 @@ pub fn emit_stencil_at(
     for p in &s.params {
         let id = ident(&p.name);
         fn_params.push(match p.kind {
-            ParamKind::Field(Access::In) => {
+            ParamKind::Field(Access::In) | ParamKind::Profile(_) => {
                 quote!(#id: &::ppstencil::__private::ScalarField<E::Memory, T, #dims_lit>)
             }
             ParamKind::Field(_) => {
@@ -625,6 +669,7 @@ pub fn emit_stencil_at(
                 point: #point,
                 outputs: #outputs,
                 inputs: #inputs,
+                profiles: &[#(#profiles),*],
                 reals: #reals_l,
                 indices: #indices_l,
                 fields_read: #fields_read,

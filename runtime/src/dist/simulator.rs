@@ -299,6 +299,7 @@ where
                 Some(Pml::<MemSpaceHost, T, D>::prepare_part(
                     &c,
                     &v,
+                    c.vmax(),
                     origin,
                     shape,
                     cut(&beyond),

@@ -322,24 +322,38 @@ pub const PML_HALO: usize = 2 * PML_RADIUS;
 
 impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
-    /// with the interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
+    /// whose largest velocity is `v_ref` (the profiles' reference velocity), with the
+    /// interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
     pub(crate) fn prepare(
         c: &super::WaveConfig,
         v: &ScalarField<crate::MemSpaceHost, T, D>,
+        v_ref: f64,
         edge: usize,
         own_kv2: bool,
     ) -> Result<Self> {
         let boxes = pml_boxes(v.shape(), c.absorb, edge.max(PML_RADIUS));
-        Self::prepare_part(c, v, [0; D], v.shape(), boxes.clone(), boxes, own_kv2)
+        Self::prepare_part(
+            c,
+            v,
+            v_ref,
+            [0; D],
+            v.shape(),
+            boxes.clone(),
+            boxes,
+            own_kv2,
+        )
     }
 
     /// The PML of a part of a grid of shape `global` (a rank's local fields in a distributed
     /// run): `v` is the part's velocity, its point 0 being the grid's point `origin`, so the
-    /// profiles are those of the whole grid's layer at the same points; `psi_boxes` and
-    /// `boxes` are where the part computes `psi` and the update, in its own indices.
+    /// profiles are those of the whole grid's layer at the same points (`v_ref`: the whole
+    /// model's largest velocity); `psi_boxes` and `boxes` are where the part computes `psi`
+    /// and the update, in its own indices.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn prepare_part(
         c: &super::WaveConfig,
         v: &ScalarField<crate::MemSpaceHost, T, D>,
+        v_ref: f64,
         origin: [usize; D],
         global: [usize; D],
         psi_boxes: Vec<PmlBox<D>>,
@@ -380,28 +394,17 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 wshape[axis] = hi - lo;
                 let mut at = [0; D];
                 at[axis] = lo;
+                // The profiles `a`, `b` along `axis`: one value per index along it (shape 1
+                // along the other axes), at the depth of that index into the layer.
+                let mut pshape = [1; D];
+                pshape[axis] = hi - lo;
                 let (mut ha, mut hb) =
-                    (HostN::<T, D>::zeros(wshape)?, HostN::<T, D>::zeros(wshape)?);
-                hb.fill(T::lit(1.0));
-                // Runs of `inner` points (the axes after `axis`) share their index along
-                // `axis`: one profile value per point, from the velocity at the same point.
-                let inner = shape[axis + 1..].iter().product::<usize>().max(1);
-                let runs = ha
-                    .as_mut_slice()
-                    .chunks_mut(inner)
-                    .zip(hb.as_mut_slice().chunks_mut(inner));
-                for (k, (ra, rb)) in runs.enumerate() {
-                    let (outer, along) = (k / (hi - lo), lo + k % (hi - lo));
+                    (HostN::<T, D>::zeros(pshape)?, HostN::<T, D>::zeros(pshape)?);
+                let values = ha.as_mut_slice().iter_mut().zip(hb.as_mut_slice());
+                for (along, (ea, eb)) in (lo..hi).zip(values) {
                     let d = depth(origin[axis] + along, global[axis], w);
-                    if d == 0 {
-                        continue;
-                    }
-                    let start = (outer * shape[axis] + along) * inner;
-                    let rv = &v.as_slice()[start..start + inner];
-                    for ((ea, eb), vel) in ra.iter_mut().zip(rb.iter_mut()).zip(rv) {
-                        let (pa, pb) = pml_profile(&c.pml, d, w, vel.to_f64(), c.dh, c.dt, c.fpeak);
-                        (*ea, *eb) = (T::lit(pa), T::lit(pb));
-                    }
+                    let (pa, pb) = pml_profile(&c.pml, d, w, v_ref, c.dh, c.dt, c.fpeak);
+                    (*ea, *eb) = (T::lit(pa), T::lit(pb));
                 }
                 let window = |h: &HostN<T, D>| -> Result<ScalarField<M, T, D>> {
                     Ok(ScalarField::from_host(h)?.with_origin(at))
@@ -746,8 +749,8 @@ mod tests {
                 let zero = F::<D>::zeros(shape).unwrap();
                 let mut one = F::<D>::zeros(shape).unwrap();
                 one.as_mut_slice().fill(1.0);
-                // Per axis k (outermost first) its a, b, psi, zeta: random on `axes`, else
-                // 0, 1, 0, 0.
+                // Per axis k (outermost first) its a, b (profiles along k), psi, zeta: random
+                // on `axes`, else 0, 1, 0, 0.
                 let field = |k: usize, what: u64, other: &F<D>| {
                     if axes.contains(&k) {
                         random(shape, 10 * k as u64 + what)
@@ -755,8 +758,19 @@ mod tests {
                         F::from_host(other).unwrap()
                     }
                 };
-                let a: Vec<F<D>> = (0..D).map(|k| field(k, 4, &zero)).collect();
-                let b: Vec<F<D>> = (0..D).map(|k| field(k, 5, &one)).collect();
+                let profile = |k: usize, what: u64, other: f64| {
+                    let mut along = [1; D];
+                    along[k] = shape[k];
+                    if axes.contains(&k) {
+                        random(along, 10 * k as u64 + what)
+                    } else {
+                        let mut f = F::<D>::zeros(along).unwrap();
+                        f.as_mut_slice().fill(other);
+                        f
+                    }
+                };
+                let a: Vec<F<D>> = (0..D).map(|k| profile(k, 4, 0.0)).collect();
+                let b: Vec<F<D>> = (0..D).map(|k| profile(k, 5, 1.0)).collect();
                 let psi0: Vec<F<D>> = (0..D).map(|k| field(k, 6, &zero)).collect();
                 let zeta0: Vec<F<D>> = (0..D).map(|k| field(k, 7, &zero)).collect();
                 let dup = |fs: &[F<D>]| -> Vec<F<D>> {

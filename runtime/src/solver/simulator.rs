@@ -459,12 +459,19 @@ where
         trailing::<D>([c.nz, c.ny, c.nx])
     }
 
+    /// Largest velocity of the current model: the velocity field's
+    /// ([`set_velocity`](Self::set_velocity)), or the config's ([`WaveConfig::vmax`]). The
+    /// CFL check and the PML's profiles use it.
+    pub fn vmax(&self) -> f64 {
+        match &self.velocity {
+            Some(_) => self.velocity_max,
+            None => self.config.vmax(),
+        }
+    }
+
     /// CFL number of the current model.
     pub fn cfl(&self) -> f64 {
-        match &self.velocity {
-            Some(_) => self.velocity_max * self.config.dt / self.config.dh,
-            None => self.config.cfl(),
-        }
+        self.vmax() * self.config.dt / self.config.dh
     }
 
     /// Checks every parameter without running.
@@ -609,6 +616,7 @@ where
             Some(vh) if c.layer() == Some(Boundary::Pml) => Some(Pml::prepare(
                 &c,
                 vh,
+                self.vmax(),
                 c.radius(),
                 c.kernels == StepKernels::Split,
             )?),
