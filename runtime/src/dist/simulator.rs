@@ -16,9 +16,9 @@ use crate::kernels::{FdPxx, FdPzz, FdTime};
 use crate::launch::{axes, launch_in_region};
 use crate::receivers::Seismogram;
 use crate::solver::{
-    absorbing_eta, layer_depth, non_finite, pml_boxes, position_words, source_sample, Boundary,
-    Dims, Pml, PmlBox, PmlRows, SourceMode, StepKernels, WaveConfig, WaveKernels,
-    FINITE_CHECK_EVERY, PML_HALO, PML_RADIUS,
+    absorbing_eta, layer_depth, non_finite, pml_boxes, position_words, side_velocities,
+    source_sample, Boundary, Dims, Pml, PmlBox, PmlRows, SourceMode, StepKernels, WaveConfig,
+    WaveKernels, FINITE_CHECK_EVERY, PML_HALO, PML_RADIUS,
 };
 use crate::{Error, ExecutionSpace, MemSpaceHost, Param, Real, Result, ScalarField};
 use mpi::datatype::Equivalence;
@@ -299,7 +299,9 @@ where
                 Some(Pml::<MemSpaceHost, T, D>::prepare_part(
                     &c,
                     &v,
-                    c.vmax(),
+                    &side_velocities(shape, c.absorb, |g| {
+                        T::lit(c.velocity_at_zyx(zyx_point(g))).to_f64()
+                    }),
                     origin,
                     shape,
                     cut(&beyond),

@@ -63,6 +63,6 @@ pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
 #[cfg(feature = "mpi")]
 pub(crate) use {
     physics::{layer_depth, source_sample},
-    pml::{Pml, PmlRows},
+    pml::{side_velocities, Pml, PmlRows},
     simulator::{non_finite, position_words},
 };

@@ -18,7 +18,11 @@
 //! update the memory variables and add `kv2 (∂x ψx + ζx + ∂z ψz + ζz)` (plus the y terms) to
 //! the new pressure, on the layer's boxes only. Profiles: `d(q) = d0 q^N` with `q` the depth into the layer (0 at its inner edge, 1
 //! at the grid's edge), `d0 = -(N + 1) v ln(R) / (2 L)` for a layer `L = width · dh` thick,
-//! `v` the local velocity, `R` the target reflection coefficient; `α(q) = α_max (1 - q)`.
+//! `v` the largest velocity in that side's slab of the layer ([`side_velocities`]), `R` the
+//! target reflection coefficient; `α(q) = α_max (1 - q)`. So `a` and `b` depend on the depth
+//! into the layer alone: they are 1D profiles per axis and side (`in(x)`, `in(z)` in the
+//! DSL), one value per column or row, not fields. Where the slab's medium is slower than `v`
+//! the layer damps more than `R` asks (in theory its reflection is `R^(v/v_local)` there).
 //!
 //! What is not here: the sponge layer (`physics.rs`, `fd_absorb`), the time loop
 //! (`simulator.rs`), the parameters' place in [`WaveConfig`](super::WaveConfig) and their
@@ -105,7 +109,8 @@ impl PmlParams {
 }
 
 /// The PML's coefficients `(a, b)` of the recursive convolution at depth `depth` cells into
-/// a layer of `width` cells (`depth` 0: outside the layer, `(0, 1)`), for local velocity `v`:
+/// a layer of `width` cells (`depth` 0: outside the layer, `(0, 1)`), for the reference
+/// velocity `v` (the solver passes the largest of the side's slab):
 /// `d = d0 q^N`, `α = α_max (1 - q)`, `q = depth / width`, `b = exp(-(d + α) dt)`,
 /// `a = d (b - 1) / (d + α)`.
 ///
@@ -237,6 +242,40 @@ pub fn pml_boxes<const D: usize>(shape: [usize; D], width: usize, edge: usize) -
     boxes
 }
 
+/// The reference velocity of each side of a layer `width` cells wide in a grid of `shape`
+/// (index `2 k + side`, side 0 the low one, axis `k` outermost first): the largest
+/// `velocity` in that side's slab of the layer (its `width` cells along `k`, the whole grid
+/// along the other axes). The profiles of that side take `d0` from it: where the slab's
+/// velocity is uniform (a face of a layered model, every face of a homogeneous one) that is
+/// the local velocity; where it is not, the slower parts are damped more than `R` asks, as
+/// in every CPML with one profile per axis (`docs/notes/pml-cost.md`, session l).
+pub(crate) fn side_velocities<const D: usize>(
+    shape: [usize; D],
+    width: usize,
+    velocity: impl Fn([usize; D]) -> f64,
+) -> Vec<f64> {
+    let mut out = Vec::with_capacity(2 * D);
+    for axis in 0..D {
+        let w = width.min(shape[axis]);
+        for slab in [0..w, shape[axis] - w..shape[axis]] {
+            let mut ranges: [Range<usize>; D] = shape.map(|n| 0..n);
+            ranges[axis] = slab;
+            let n: usize = ranges.iter().map(|r| r.len()).product();
+            let mut vmax = 0.0f64;
+            for mut k in 0..n {
+                let mut idx = [0; D];
+                for a in (0..D).rev() {
+                    idx[a] = ranges[a].start + k % ranges[a].len();
+                    k /= ranges[a].len();
+                }
+                vmax = vmax.max(velocity(idx));
+            }
+            out.push(vmax);
+        }
+    }
+    out
+}
+
 /// Depth of index `i` into a layer of `width` cells at both ends of `0..n`: `width` at the
 /// outermost cell, 1 at the innermost layer cell, 0 in the interior (the sponge's rule).
 fn depth(i: usize, n: usize, width: usize) -> usize {
@@ -245,15 +284,17 @@ fn depth(i: usize, n: usize, width: usize) -> usize {
 
 /// A prepared PML in memory space `M`, `D` dimensions: the profiles, the memory variables
 /// and the boxes it runs on. Per axis `k` (outermost first: z, (y), x) and side of the grid
-/// (low, high) the profiles `a`, `b` and the memory variables `psi`, `zeta`, each a
-/// [window](ScalarField#windows) holding only that side's slab of the layer along `k` (plus
-/// the [`PML_RADIUS`] cells the kernels read beyond it), the whole grid along the other
-/// axes: `8 D` small fields (about 5 MB on the paper grid, where whole-grid fields took
-/// 280 MB), plus `kv2` with the split kernels, which have no `kv2` of their own. A side's
-/// slab is also what one row of the kernels reads from them: one contiguous stream per field
-/// rather than a few points of every grid row (the x faces cost half as much, see
-/// `docs/notes/pml-cost.md`). The profiles are fields, not 1D profiles per axis, because
-/// `d0` depends on the local velocity.
+/// (low, high) the memory variables `psi`, `zeta`, each a [window](ScalarField#windows)
+/// holding only that side's slab of the layer along `k` (plus the [`PML_RADIUS`] cells the
+/// kernels read beyond it), the whole grid along the other axes (2.4 MB on the paper grid,
+/// where whole-grid fields took 280 MB), and the profiles `a`, `b` along `k` over the same
+/// slab (shape 1 along the other axes: `width + 2` values each); plus `kv2` with the split
+/// kernels, which have no `kv2` of their own. A side's slab is also what one row of the
+/// kernels reads from them: one contiguous stream per field rather than a few points of every
+/// grid row (the x faces cost half as much, see `docs/notes/pml-cost.md`). With 1D profiles
+/// instead of fields (`a`, `b` at every point of the slab, from the local velocity, until
+/// 2026-12-05) the step costs about 2.5 % of the rigid step less on the paper grid: the
+/// faces no longer stream `a` and `b`.
 pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     /// Index `2 k + side` (side 0 low, 1 high); `None` where a part of the grid (a rank's
     /// fields in a distributed run) does not reach that side's slab.
@@ -293,7 +334,8 @@ type Fields<X> = SmallVec<[X; 16]>;
 /// so the cap also bounds the memory.
 const MAX_PLANS: usize = 4096;
 
-/// The fields of one side of the layer along one axis, all windows of the same box.
+/// The fields of one side of the layer along one axis, over the same slab: the profiles `a`,
+/// `b` along the axis and the memory variables `psi`, `zeta` (windows).
 struct LayerFields<M: crate::MemorySpace, T: Real, const D: usize> {
     a: ScalarField<M, T, D>,
     b: ScalarField<M, T, D>,
@@ -322,20 +364,19 @@ pub const PML_HALO: usize = 2 * PML_RADIUS;
 
 impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
-    /// whose largest velocity is `v_ref` (the profiles' reference velocity), with the
-    /// interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
+    /// with the interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
     pub(crate) fn prepare(
         c: &super::WaveConfig,
         v: &ScalarField<crate::MemSpaceHost, T, D>,
-        v_ref: f64,
         edge: usize,
         own_kv2: bool,
     ) -> Result<Self> {
         let boxes = pml_boxes(v.shape(), c.absorb, edge.max(PML_RADIUS));
+        let v_ref = side_velocities(v.shape(), c.absorb, |i| v[i].to_f64());
         Self::prepare_part(
             c,
             v,
-            v_ref,
+            &v_ref,
             [0; D],
             v.shape(),
             boxes.clone(),
@@ -345,15 +386,15 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     }
 
     /// The PML of a part of a grid of shape `global` (a rank's local fields in a distributed
-    /// run): `v` is the part's velocity, its point 0 being the grid's point `origin`, so the
-    /// profiles are those of the whole grid's layer at the same points (`v_ref`: the whole
-    /// model's largest velocity); `psi_boxes` and `boxes` are where the part computes `psi`
-    /// and the update, in its own indices.
+    /// run): `v` is the part's velocity (for `kv2`), its point 0 being the grid's point
+    /// `origin`, so the profiles are those of the whole grid's layer at the same points, from
+    /// `v_ref`, the whole grid's [`side_velocities`]; `psi_boxes` and `boxes` are where the part
+    /// computes `psi` and the update, in its own indices.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn prepare_part(
         c: &super::WaveConfig,
         v: &ScalarField<crate::MemSpaceHost, T, D>,
-        v_ref: f64,
+        v_ref: &[f64],
         origin: [usize; D],
         global: [usize; D],
         psi_boxes: Vec<PmlBox<D>>,
@@ -380,7 +421,8 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         for axis in 0..D {
             let reach = w + PML_RADIUS;
             let slabs = [0..reach, global[axis].saturating_sub(reach)..global[axis]];
-            for slab in slabs {
+            for (side, slab) in slabs.into_iter().enumerate() {
+                let v_ref = v_ref[2 * axis + side];
                 let (from, to) = (origin[axis], origin[axis] + shape[axis]);
                 let (lo, hi) = (
                     slab.start.max(from) - from,
@@ -645,6 +687,21 @@ mod tests {
                 idx
             })
             .collect()
+    }
+
+    /// Each side's reference velocity is the largest in its slab of the layer, by hand: a
+    /// 3 x 4 grid (width 1) with one fast point at (0, 3), and a 3D grid (width 2) with one
+    /// at (4, 0, 1).
+    #[test]
+    fn side_velocities_are_the_slabs_largest() {
+        let v2 = |[z, x]: [usize; 2]| if (z, x) == (0, 3) { 5.0 } else { 1.0 };
+        assert_eq!(side_velocities([3, 4], 1, v2), vec![5.0, 1.0, 1.0, 5.0]);
+        let v3 = |[z, y, x]: [usize; 3]| if (z, y, x) == (4, 0, 1) { 7.0 } else { 2.0 };
+        // z: rows 0..2 low, 3..5 high; y: 0..2 low; x: 0..2 low.
+        assert_eq!(
+            side_velocities([5, 6, 7], 2, v3),
+            vec![2.0, 7.0, 7.0, 2.0, 7.0, 2.0]
+        );
     }
 
     /// Every point of the layer (inside the edge) in exactly one box, no other point, in

@@ -460,8 +460,8 @@ where
     }
 
     /// Largest velocity of the current model: the velocity field's
-    /// ([`set_velocity`](Self::set_velocity)), or the config's ([`WaveConfig::vmax`]). The
-    /// CFL check and the PML's profiles use it.
+    /// ([`set_velocity`](Self::set_velocity)), or the config's ([`WaveConfig::vmax`]): the
+    /// one the CFL check uses.
     pub fn vmax(&self) -> f64 {
         match &self.velocity {
             Some(_) => self.velocity_max,
@@ -616,7 +616,6 @@ where
             Some(vh) if c.layer() == Some(Boundary::Pml) => Some(Pml::prepare(
                 &c,
                 vh,
-                self.vmax(),
                 c.radius(),
                 c.kernels == StepKernels::Split,
             )?),
