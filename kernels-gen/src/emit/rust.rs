@@ -589,7 +589,10 @@ pub fn emit_stencil_at(
     let outputs = str_list(&names(s.outputs()));
     let inputs = str_list(&names(s.inputs()));
     let profiles = s.inputs().into_iter().map(|p| match s.profile_axis(p) {
-        Some(axis) => quote!(::std::option::Option::Some(#axis)),
+        Some(axis) => {
+            let axis = Literal::usize_unsuffixed(axis);
+            quote!(::std::option::Option::Some(#axis))
+        }
         None => quote!(::std::option::Option::None),
     });
     let reals_l = str_list(&names(s.reals()));
