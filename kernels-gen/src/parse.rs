@@ -771,8 +771,6 @@ fn first_access(body: ParseStream, scope: &Scope) -> Option<(usize, String, Span
     search(tokens, scope)
 }
 
-/// Parses `[a, b]` with integer-constant offsets; there must be as many as the stencil has
-/// dimensions.
 /// The axis of a profile parameter, `in(x)`: `(x)`, `(y)` or `(z)` after `in`, as
 /// `0 = z, 1 = y, 2 = x`.
 fn parse_profile_axis(input: ParseStream, pname: &Ident) -> syn::Result<usize> {
@@ -790,6 +788,8 @@ fn parse_profile_axis(input: ParseStream, pname: &Ident) -> syn::Result<usize> {
     }
 }
 
+/// Parses `[a, b]` with integer-constant offsets; there must be as many as the stencil has
+/// dimensions.
 fn parse_offsets(input: ParseStream, field: &str, scope: &Scope) -> syn::Result<(Vec<i32>, Span)> {
     let content;
     let bracket = bracketed!(content in input);
