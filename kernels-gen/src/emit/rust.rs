@@ -99,15 +99,6 @@ impl Syntax for Rust<'_> {
     }
     fn read(&self, out: &mut String, field: usize, offset: &[i32]) {
         let s = self.0;
-        if is_scalar_tap(s, field) {
-            // A profile along z or y: one value per row, a scalar of the row kernel.
-            let tap = Tap {
-                field,
-                offset: offset.to_vec(),
-            };
-            out.push_str(&tap_name(s, &tap));
-            return;
-        }
         if s.params[field].kind == ParamKind::Field(Access::InOut) {
             // Its own output row, read at the current point before (or after) writing.
             out.push_str(&s.params[field].name);
@@ -118,7 +109,10 @@ impl Syntax for Rust<'_> {
             };
             out.push_str(&tap_name(s, &tap));
         }
-        out.push_str("[i]");
+        // A profile along z or y is one value per row, a scalar of the row kernel.
+        if !is_scalar_tap(s, field) {
+            out.push_str("[i]");
+        }
     }
     fn func(&self, f: Func) -> String {
         f.name().to_string()
@@ -142,15 +136,18 @@ fn expr(s: &Stencil, e: &Expr) -> TokenStream {
 /// field's window (its own strides).
 fn tap_start(s: &Stencil, tap: &Tap) -> TokenStream {
     let win = win_name(&s.params[tap.field].name);
-    let [dz, dy, dx] = zyx(&tap.offset).map(|d| {
-        let lit = Literal::isize_unsuffixed(d.unsigned_abs() as isize);
-        if d < 0 {
-            quote!(-#lit)
-        } else {
-            quote!(#lit)
-        }
-    });
+    let [dz, dy, dx] = zyx(&tap.offset).map(offset_lit);
     quote!(#win.tap(grid, row, [#dz, #dy, #dx]))
+}
+
+/// An offset as an unsuffixed literal: `-2`, `0`, `1`.
+fn offset_lit(d: i32) -> TokenStream {
+    let lit = Literal::isize_unsuffixed(d.unsigned_abs() as isize);
+    if d < 0 {
+        quote!(-#lit)
+    } else {
+        quote!(#lit)
+    }
 }
 
 /// Whether field `field`'s taps are scalars of the row kernel rather than row slices: a
@@ -163,9 +160,7 @@ fn is_scalar_tap(s: &Stencil, field: usize) -> bool {
 /// profile's axis (`a__win.profile(grid, row, 2, -1)`).
 fn profile_start(s: &Stencil, tap: &Tap, axis: usize) -> TokenStream {
     let win = win_name(&s.params[tap.field].name);
-    let d = zyx(&tap.offset)[axis];
-    let lit = Literal::isize_unsuffixed(d.unsigned_abs() as isize);
-    let d = if d < 0 { quote!(-#lit) } else { quote!(#lit) };
+    let d = offset_lit(zyx(&tap.offset)[axis]);
     let axis = Literal::usize_unsuffixed(axis);
     quote!(#win.profile(grid, row, #axis, #d))
 }
@@ -207,29 +202,25 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
     let outs = out_names(s);
     let ins = in_names(s);
     let reals = real_names(s);
+    let inputs = s.inputs();
     let taps: Vec<Tap> = s
         .taps()
         .into_iter()
-        .filter(|t| s.inputs().contains(&t.field))
+        .filter(|t| inputs.contains(&t.field))
         .collect();
     // Row slices of every tap; a profile along x is the same slice on every row, one along
     // z or y a scalar per row.
     let tap_lets = taps.iter().map(|t| {
         let name = ident(&tap_name(s, t));
         let field = ident(&s.params[t.field].name);
-        match s.profile_axis(t.field) {
-            None => {
-                let start = tap_start(s, t);
-                quote!(let #name = &#field[#start..][..n];)
-            }
-            Some(2) => {
-                let start = profile_start(s, t, 2);
-                quote!(let #name = &#field[#start..][..n];)
-            }
-            Some(axis) => {
-                let start = profile_start(s, t, axis);
-                quote!(let #name = #field[#start];)
-            }
+        let start = match s.profile_axis(t.field) {
+            Some(axis) => profile_start(s, t, axis),
+            None => tap_start(s, t),
+        };
+        if is_scalar_tap(s, t.field) {
+            quote!(let #name = #field[#start];)
+        } else {
+            quote!(let #name = &#field[#start..][..n];)
         }
     });
     let body: Vec<TokenStream> = s

@@ -260,20 +260,23 @@ pub(crate) fn side_velocities<const D: usize>(
         for slab in [0..w, shape[axis] - w..shape[axis]] {
             let mut ranges: [Range<usize>; D] = shape.map(|n| 0..n);
             ranges[axis] = slab;
-            let n: usize = ranges.iter().map(|r| r.len()).product();
-            let mut vmax = 0.0f64;
-            for mut k in 0..n {
-                let mut idx = [0; D];
-                for a in (0..D).rev() {
-                    idx[a] = ranges[a].start + k % ranges[a].len();
-                    k /= ranges[a].len();
-                }
-                vmax = vmax.max(velocity(idx));
-            }
-            out.push(vmax);
+            out.push(box_points(&ranges).map(&velocity).fold(0.0, f64::max));
         }
     }
     out
+}
+
+/// The points of box `b`, each as its index per axis, in row-major order.
+fn box_points<const D: usize>(b: &[Range<usize>; D]) -> impl Iterator<Item = [usize; D]> + '_ {
+    let n: usize = b.iter().map(|r| r.len()).product();
+    (0..n).map(move |mut k| {
+        let mut idx = [0usize; D];
+        for j in (0..D).rev() {
+            idx[j] = b[j].start + k % b[j].len();
+            k /= b[j].len();
+        }
+        idx
+    })
 }
 
 /// Depth of index `i` into a layer of `width` cells at both ends of `0..n`: `width` at the
@@ -674,21 +677,6 @@ pub(crate) struct Interior<'f, M: crate::MemorySpace, T: Real, const D: usize> {
 mod tests {
     use super::*;
 
-    /// The points of a box, each as its index per axis.
-    fn box_points<const D: usize>(b: &[Range<usize>; D]) -> Vec<[usize; D]> {
-        let n: usize = b.iter().map(|r| r.len()).product();
-        (0..n)
-            .map(|mut k| {
-                let mut idx = [0usize; D];
-                for j in (0..D).rev() {
-                    idx[j] = b[j].start + k % b[j].len();
-                    k /= b[j].len();
-                }
-                idx
-            })
-            .collect()
-    }
-
     /// Each side's reference velocity is the largest in its slab of the layer, by hand: a
     /// 3 x 4 grid (width 1) with one fast point at (0, 3), and a 3D grid (width 2) with one
     /// at (4, 0, 1).
@@ -718,7 +706,7 @@ mod tests {
                 }
             }
             // Every point of the grid, in flat (row-major) order.
-            for (idx, &h) in box_points(&shape.map(|n| 0..n)).iter().zip(&hits) {
+            for (idx, &h) in box_points(&shape.map(|n| 0..n)).zip(&hits) {
                 let inside = idx
                     .iter()
                     .zip(&shape)
@@ -804,8 +792,6 @@ mod tests {
                 let axes: Vec<usize> = (0..D).filter(|&k| mask >> k & 1 == 1).collect();
                 let (p, kv2, pnew0) = (random(shape, 1), random(shape, 2), random(shape, 3));
                 let zero = F::<D>::zeros(shape).unwrap();
-                let mut one = F::<D>::zeros(shape).unwrap();
-                one.as_mut_slice().fill(1.0);
                 // Per axis k (outermost first) its a, b (profiles along k), psi, zeta: random
                 // on `axes`, else 0, 1, 0, 0.
                 let field = |k: usize, what: u64, other: &F<D>| {

@@ -459,19 +459,12 @@ where
         trailing::<D>([c.nz, c.ny, c.nx])
     }
 
-    /// Largest velocity of the current model: the velocity field's
-    /// ([`set_velocity`](Self::set_velocity)), or the config's ([`WaveConfig::vmax`]): the
-    /// one the CFL check uses.
-    pub fn vmax(&self) -> f64 {
-        match &self.velocity {
-            Some(_) => self.velocity_max,
-            None => self.config.vmax(),
-        }
-    }
-
     /// CFL number of the current model.
     pub fn cfl(&self) -> f64 {
-        self.vmax() * self.config.dt / self.config.dh
+        match &self.velocity {
+            Some(_) => self.velocity_max * self.config.dt / self.config.dh,
+            None => self.config.cfl(),
+        }
     }
 
     /// Checks every parameter without running.
