@@ -5,7 +5,8 @@
 //! computes for the three in turn, and leave every other point alone; with the boxes at
 //! either side of the grid and in its middle, and with `blur` over fewer rows than the others
 //! (the host's tasks are cut where each kernel's own would be); and the same group as one
-//! [`GroupPlan`] launched twice, on two sets of fields. Bad groups (each class of mistake)
+//! [`GroupPlan`] launched twice, on two sets of fields, and on two ranges of planes in turn
+//! ([`GroupPlan::launch_planes`]). Bad groups (each class of mistake)
 //! are errors naming the member and the fix, and write nothing; so is a plan launched on
 //! fields of other shapes or windows than its own.
 
@@ -99,10 +100,48 @@ fn check<E: ExecutionSpace, B: Stencil, S: Stencil, F: Stencil, const D: usize>(
         let (o, sw) = (o.to_host().expect("o"), sw.to_host().expect("s"));
         check_result::<E, B, S, F, D>(k, &o, &sw, [&p, &q, &o0], [&b, &s, &f], run);
     }
+    // The plan on the planes from `split` on, then on those before it (the order a blocked
+    // run does not use), on fresh fields: after the first launch only the boxes' parts in
+    // its planes are computed, after both every point is what one whole launch computes
+    // (the group's rule holds on any planes). In 1D the grid has one plane: the first
+    // launch computes nothing, the second everything.
+    let split = if D == 1 { 1 } else { shape[0] / 2 };
+    let cut = |bx: &[Range<usize>; D], planes: Range<usize>| -> [Range<usize>; D] {
+        let mut bx = bx.clone();
+        let along = if D == 1 { 0..1 } else { bx[0].clone() };
+        let (lo, hi) = (along.start.max(planes.start), along.end.min(planes.end));
+        if lo >= hi {
+            bx[0] = 0..0;
+        } else if D > 1 {
+            bx[0] = lo..hi;
+        }
+        bx
+    };
+    let (mut o, mut sw) = fresh();
+    for (run, planes) in [(3, split..usize::MAX), (4, 0..split)] {
+        plan.launch_planes(space, &mut [&mut o, &mut sw], &[&dp, &dq], planes)
+            .expect("planned group on planes");
+        let (oh, sh) = (o.to_host().expect("o"), sw.to_host().expect("s"));
+        let upto = if run == 3 {
+            split..usize::MAX
+        } else {
+            0..usize::MAX
+        };
+        let boxes = [&b, &s, &f].map(|bx| cut(bx, upto.clone()));
+        check_result::<E, B, S, F, D>(k, &oh, &sh, [&p, &q, &o0], boxes.each_ref(), run);
+        // `side`'s window outside the planes run so far keeps its old values.
+        for idx in points(&s)
+            .into_iter()
+            .filter(|&idx| !inside(&boxes[1], idx))
+        {
+            let (got, old) = (at(&sh, idx, [0; D]), at(&s0, idx, [0; D]));
+            assert_eq!(got, old, "run {run}: s at {idx:?} outside the planes");
+        }
+    }
 }
 
 /// Asserts what [`check`] computed (its run number `run`: 0 by `launch_group`, then by a
-/// plan) against the hand loop.
+/// plan, then by a plan on some planes) against the hand loop.
 fn check_result<E: ExecutionSpace, B, S, F, const D: usize>(
     k: &Kernels<'_, B, S, F, D>,
     o: &HostField<f64, D>,

@@ -9,9 +9,10 @@
 //! others. The PML's step is two groups (`solver::pml`): on a 16-core host the PML run went
 //! from 1.45–1.50 × to 1.26–1.33 × the rigid one at 8 threads (`docs/notes/pml-cost.md`).
 //!
-//! A group launched again and again (a blocked time loop launches the same few hundred, band
-//! after band) is planned once: [`GroupPlan::new`] makes every check, [`GroupPlan::launch`]
-//! only compares the fields' shapes and windows with the plan's and runs.
+//! A group launched again and again (a blocked time loop launches it band after band) is
+//! planned once: [`GroupPlan::new`] makes every check, [`GroupPlan::launch`] only compares the
+//! fields' shapes and windows with the plan's and runs, and [`GroupPlan::launch_planes`] runs
+//! it on some planes only (a band), so that one plan serves every band.
 //!
 //! The rule that makes this safe, checked by [`launch_group`]: a kernel that reads a field
 //! the group writes reads it only in the rows (3D: planes) it computes, that is with offset
@@ -44,7 +45,6 @@ use super::{check_fields, check_windows, region_of, shared, Region, Stencil, Ste
 use crate::exec::rows::RowPlan;
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Real, Result, ScalarField};
 use std::ops::Range;
-use std::sync::Mutex;
 
 /// Where a kernel of a group finds one of its input fields: the group's written fields
 /// (`outs` of [`launch_group`]) or its read-only ones (`ins`), by index.
@@ -102,15 +102,13 @@ impl<E: ExecutionSpace, T: Real, const D: usize> Member<E, T, D> {
     }
 }
 
-/// A checked member: its grid (the box as a [`Region`]), every field's window (outputs,
-/// then inputs) and the row plan of its whole box; its fields and scalars as the member
-/// lists them.
+/// A checked member: its grid (the box as a [`Region`]) and every field's window (outputs,
+/// then inputs); its fields and scalars as the member lists them.
 struct Planned<E: ExecutionSpace, T: Real> {
     launch: LaunchFn<E, T>,
     host: HostFn<T>,
     grid: Region,
     wins: Vec<Window>,
-    plan: RowPlan,
     outs: Vec<usize>,
     ins: Vec<Arg>,
     reals: Vec<T>,
@@ -168,17 +166,6 @@ pub struct GroupPlan<E: ExecutionSpace, T: Real, const D: usize> {
     /// `ins` in turn): [`launch`](Self::launch) compares those only.
     outs: Vec<Option<Layout>>,
     ins: Vec<Option<Layout>>,
-    /// The host's last split into tasks ([`Group::tasks`]), with the planes per task of each
-    /// member it was made from.
-    tasks: Mutex<Tasks>,
-}
-
-/// A split of a group's planes into tasks, and the planes per task of each member it was
-/// made from (the split is the same as long as those are).
-#[derive(Default)]
-struct Tasks {
-    chunks: Fields<usize>,
-    tasks: Vec<Range<usize>>,
 }
 
 /// The layouts of the fields of `outs` and of `ins` that some member of `planned` uses,
@@ -219,7 +206,9 @@ pub struct Group<'a, E: ExecutionSpace, T: Real> {
     /// Per field of `outs`, whether a member writes it.
     written: &'a [bool],
     ins: Fields<&'a Buf<E, T>>,
-    tasks: &'a Mutex<Tasks>,
+    /// The planes (indices along the outermost axis) the launch runs: every member on its
+    /// box cut to them.
+    planes: Range<usize>,
 }
 
 /// Runs `members` in order as one launch on `space`: each on its box, with fields taken from
@@ -339,7 +328,6 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
                 launch: m.launch,
                 host: m.host,
                 grid,
-                plan: RowPlan::for_launch::<T>(&grid, wins.len()),
                 wins,
                 outs: m.outs.clone(),
                 ins: m.ins.clone(),
@@ -352,7 +340,6 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
             ins: in_layouts,
             members: planned,
             written,
-            tasks: Mutex::default(),
         })
     }
 
@@ -364,6 +351,41 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
         space: &E,
         outs: &mut [&mut ScalarField<E::Memory, T, D>],
         ins: &[&ScalarField<E::Memory, T, D>],
+    ) -> Result<()> {
+        self.launch_planes(space, outs, ins, 0..usize::MAX)
+    }
+
+    /// [`launch`](Self::launch) on the planes `planes` only (indices along the outermost
+    /// axis: rows in 2D): every member runs on its box cut to them, those with no plane there
+    /// not at all. What it is for: a blocked time loop runs a group band after band with one
+    /// plan, whose few kB of metadata then stay in cache, rather than with a plan per band
+    /// (a few hundred on the paper grid), each cold when its band comes round again
+    /// (`docs/notes/pml-cost.md`, session m).
+    ///
+    /// The result is that of the members run one after another on their cut boxes, as for a
+    /// whole launch, provided a member that reads a field the group writes at other planes
+    /// (no member of a group does: [`launch_group`]'s rule) finds them written: the group
+    /// rule holds for any planes, since its reads stay in the planes it computes.
+    ///
+    /// ```
+    /// use ppstencil::launch::{GroupPlan, Member};
+    /// use ppstencil::{stencil, HostField, Rayon};
+    /// stencil! {
+    ///     fn twice(o: inout) { o[0, 0] = 2.0 * o[0, 0]; }
+    /// }
+    /// let mut a: HostField<f64> = HostField::from_fn(6, 4, |_, _| 1.0)?;
+    /// let members = [Member::<Rayon, f64, 2>::new::<Twice>([1..5, 0..4], &[0], &[], &[])];
+    /// let plan = GroupPlan::new(&[&a], &[], &members)?;
+    /// plan.launch_planes(&Rayon::new(), &mut [&mut a], &[], 3..6)?;
+    /// assert_eq!((a[(2, 0)], a[(3, 0)], a[(4, 3)], a[(5, 0)]), (1.0, 2.0, 2.0, 1.0));
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
+    pub fn launch_planes(
+        &self,
+        space: &E,
+        outs: &mut [&mut ScalarField<E::Memory, T, D>],
+        ins: &[&ScalarField<E::Memory, T, D>],
+        planes: Range<usize>,
     ) -> Result<()> {
         if self.members.is_empty() {
             return Ok(());
@@ -394,17 +416,31 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
             out_wins: outs.iter().map(|f| f.window()).collect(),
             outs: outs.iter_mut().map(|f| f.buffer_mut()).collect(),
             ins: ins.iter().map(|f| f.buffer()).collect(),
-            tasks: &self.tasks,
+            planes,
         };
         space.launch_group(group)
     }
 }
 
+impl<E: ExecutionSpace, T: Real> Planned<E, T> {
+    /// The member's grid with its box cut to `planes` along the outermost axis, `None` where
+    /// it has none of them.
+    fn cut(&self, planes: &Range<usize>) -> Option<Region> {
+        let mut grid = self.grid;
+        grid.lo[0] = grid.lo[0].max(planes.start);
+        grid.hi[0] = grid.hi[0].min(planes.end);
+        (grid.lo[0] < grid.hi[0]).then_some(grid)
+    }
+}
+
 impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
-    /// Runs every member over its whole box, one after another, with
+    /// Runs every member over its box (cut to the launch's planes), one after another, with
     /// [`ExecutionSpace::launch`]: what every space but the host's rayon does with a group.
     pub fn in_turn(mut self, space: &E) -> Result<()> {
         for m in self.members {
+            let Some(grid) = m.cut(&self.planes) else {
+                continue;
+            };
             let mut slots: Vec<Option<&mut Buf<E, T>>> =
                 self.outs.iter_mut().map(|b| Some(&mut **b)).collect();
             let mut outs = Vec::with_capacity(m.outs.len());
@@ -419,57 +455,65 @@ impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
                     Arg::In(k) => self.ins[k],
                 })
                 .collect();
-            (m.launch)(space, &m.grid, &m.wins, &mut outs, &ins, &m.reals)?;
+            (m.launch)(space, &grid, &m.wins, &mut outs, &ins, &m.reals)?;
         }
         Ok(())
     }
-
-    /// The tasks of a host run: ranges of planes (rows in 2D) that split every member's box
-    /// at least as finely as a launch of it alone would (`chunk(grid, fields)`: its planes
-    /// per task), where each member's own tasks start and end. A member over a few planes (a
-    /// face of the layer across the outermost axis) keeps its own split among the threads,
-    /// one over many planes rides in the tasks of the others.
-    ///
-    /// The split is kept in the plan and made again only when a member's planes per task
-    /// change (another pool): a blocked run launches the same plan band after band.
-    pub(crate) fn tasks(&self, chunk: impl Fn(&Region, usize) -> usize) -> Vec<Range<usize>> {
-        let chunks: Fields<usize> = self
-            .members
-            .iter()
-            .map(|m| chunk(&m.grid, m.wins.len()).max(1))
-            .collect();
-        let mut kept = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.chunks != chunks {
-            let mut cuts = Vec::new();
-            for (m, &c) in self.members.iter().zip(&chunks) {
-                let (lo, hi) = (m.grid.lo[0], m.grid.hi[0]);
-                cuts.extend((lo..hi).step_by(c));
-                cuts.push(hi);
-            }
-            cuts.sort_unstable();
-            cuts.dedup();
-            kept.tasks = cuts.windows(2).map(|w| w[0]..w[1]).collect();
-            kept.chunks = chunks;
-        }
-        kept.tasks.clone()
-    }
 }
 
+/// A member of a host run cut to the launch's planes: its grid and the row plan of that box
+/// (`None` for a member with no plane there).
+type Cut = Option<(Region, RowPlan)>;
+
+/// The tasks of a host run: ranges of planes (rows in 2D) that split every member's box `cuts`
+/// (cut to the launch's planes) at least as finely as a launch of it alone would
+/// (`chunk(grid, fields)`: its planes per task), where each member's own tasks start and end.
+/// A member over a few planes (a face of the layer across the outermost axis) keeps its own
+/// split among the threads, one over many planes rides in the tasks of the others. Made on
+/// the stack at each launch, from the plan's members: no list to keep per band of a blocked
+/// run.
+fn tasks<E: ExecutionSpace, T: Real>(
+    members: &[Planned<E, T>],
+    cuts: &[Cut],
+    chunk: impl Fn(&Region, usize) -> usize,
+) -> TaskList {
+    let mut ends: smallvec::SmallVec<[usize; 64]> = smallvec::SmallVec::new();
+    for (m, cut) in members.iter().zip(cuts) {
+        if let Some((grid, _)) = cut {
+            let (lo, hi) = (grid.lo[0], grid.hi[0]);
+            ends.extend((lo..hi).step_by(chunk(grid, m.wins.len()).max(1)));
+            ends.push(hi);
+        }
+    }
+    ends.sort_unstable();
+    ends.dedup();
+    ends.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+/// The tasks of a host run, on the stack up to 32.
+type TaskList = smallvec::SmallVec<[Range<usize>; 32]>;
+
 impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
-    /// Runs the group on the current rayon pool in its [`tasks`](Self::tasks): each task
-    /// runs every member on the task's planes of its box, in order, writing the task's planes
-    /// of the written fields only.
+    /// Runs the group on the current rayon pool in its [`tasks`]: each task runs every member
+    /// on the task's planes of its box (cut to the launch's planes), in order, writing the
+    /// task's planes of the written fields only.
     pub(crate) fn by_rows(self, chunk: impl Fn(&Region, usize) -> usize) -> Result<()> {
         use crate::HostAccessible;
         use rayon::prelude::*;
-        let tasks = self.tasks(chunk);
+        let cuts: smallvec::SmallVec<[Cut; 32]> = (self.members.iter())
+            .map(|m| {
+                let grid = m.cut(&self.planes)?;
+                Some((grid, RowPlan::for_launch::<T>(&grid, m.wins.len())))
+            })
+            .collect();
+        let tasks = tasks(self.members, &cuts, chunk);
         // Each written field cut into the tasks' planes (an empty piece where its window has
         // none of them): `pieces[t * n + k]` is task `t`'s piece of `outs[k]`, `None` for the
         // fields no member writes, which are read whole from `whole`. One flat list, not a
         // list per task: this runs on one thread while the others wait, band after band of a
         // blocked run.
         let n = self.outs.len();
-        let mut pieces: Vec<Option<&mut [T]>> = Vec::with_capacity(tasks.len() * n);
+        let mut pieces: smallvec::SmallVec<[Option<&mut [T]>; 128]> = smallvec::SmallVec::new();
         pieces.resize_with(tasks.len() * n, || None);
         let mut whole: Fields<Option<&[T]>> = Fields::new();
         for (k, ((buf, w), &written)) in self
@@ -502,8 +546,10 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
         // allocated them (freed by the workers, they contended for its malloc arena's lock).
         pieces
             .par_chunks_mut(n)
-            .zip(tasks)
-            .try_for_each(|(mine, zs)| run_task(members, mine, wins, whole, &ins, zs))
+            .zip(&tasks[..])
+            .try_for_each(|(mine, zs)| {
+                run_task(members, &cuts, mine, wins, whole, &ins, zs.clone())
+            })
     }
 }
 
@@ -521,19 +567,24 @@ fn task_window(w: &Window, zs: &Range<usize>) -> Window {
     piece
 }
 
-/// One task of [`Group::by_rows`]: every member on planes `zs` of its box, in order. `mine`
-/// holds the task's piece of each written field of `outs` (whose windows are `out_wins`),
-/// `whole` the fields of `outs` no member writes, `ins` the read-only fields.
+/// One task of [`Group::by_rows`]: every member on planes `zs` of its box, in order, with
+/// the grid and row plan of its box cut to the launch's planes (`cuts`). `mine` holds the
+/// task's piece of each written field of `outs` (whose windows are `out_wins`), `whole` the
+/// fields of `outs` no member writes, `ins` the read-only fields.
+#[allow(clippy::too_many_arguments)]
 fn run_task<E: ExecutionSpace, T: Real>(
     members: &[Planned<E, T>],
+    cuts: &[Cut],
     mine: &mut [Option<&mut [T]>],
     out_wins: &[Window],
     whole: &[Option<&[T]>],
     ins: &[&[T]],
     zs: Range<usize>,
 ) -> Result<()> {
-    for m in members {
-        let mut grid = m.grid;
+    for (m, cut) in members.iter().zip(cuts) {
+        let Some((mut grid, plan)) = *cut else {
+            continue;
+        };
         grid.lo[0] = grid.lo[0].max(zs.start);
         grid.hi[0] = grid.hi[0].min(zs.end);
         if grid.lo[0] >= grid.hi[0] {
@@ -561,7 +612,7 @@ fn run_task<E: ExecutionSpace, T: Real>(
             reads.push(read);
             wins.push(win);
         }
-        let done = (m.host)(&grid, &wins, &mut outs, &reads, &m.reals, m.plan);
+        let done = (m.host)(&grid, &wins, &mut outs, &reads, &m.reals, plan);
         drop(reads);
         for (&k, piece) in m.outs.iter().zip(outs) {
             mine[k] = Some(piece);

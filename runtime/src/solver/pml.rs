@@ -33,7 +33,6 @@ use crate::launch::{Arg, GroupPlan};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use smallvec::{smallvec, SmallVec};
 use std::any::Any;
-use std::collections::hash_map::{Entry, HashMap};
 use std::ops::Range;
 
 /// Default target reflection coefficient `R` of the PML (amplitude, normal incidence).
@@ -311,31 +310,34 @@ pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     /// Where `zeta` and the pressure are updated: the boxes of the layer, inside the
     /// interior's zero border (for a part of the grid, cut to its points).
     boxes: Vec<PmlBox<D>>,
-    /// The checked launches of [`step`](Self::step), per part of the layer and interior
-    /// step it was called with (`[GroupPlan<E, T, D>; 2]` for its execution space `E`): a
-    /// blocked run calls it with the same few hundred bands over and over, and checking
-    /// its groups each time cost 3-4 % of the step on two threads (`docs/notes/pml-cost.md`,
-    /// session j). At most [`MAX_PLANS`] are kept.
-    plans: HashMap<PlanKey<D>, Box<dyn Any + Send + Sync>>,
+    /// The checked launches of [`step`](Self::step) (`[GroupPlan<E, T, D>; 2]` for its
+    /// execution space `E`), per range of the second axis and interior step it was called
+    /// with: one serves every band of a 2D blocked run (each band launches it on its rows),
+    /// one per tile in 3D. Checking the groups at every call cost 3-4 % of the step on
+    /// two threads (`docs/notes/pml-cost.md`, session j), and a plan per band, each cold by
+    /// the time its band came round again, about 2 % more (session m). At most
+    /// [`MAX_PLANS`] are kept.
+    plans: Vec<(PlanKey<D>, Box<dyn Any + Send + Sync>)>,
 }
 
-/// What [`Pml::step`]'s groups depend on besides the fields' shapes: the part of the layer
-/// (`PmlRows`) and the interior step's space order and box.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// What [`Pml::step`]'s groups depend on besides the fields' shapes: the range of the second
+/// axis (`PmlRows`' columns, or rows in 3D) and the interior step's space order and box, the
+/// box over every plane the step's radius allows (the step runs it cut to the call's planes).
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct PlanKey<const D: usize> {
-    rows: [Range<usize>; 2],
+    cols: Range<usize>,
     interior: Option<(usize, [Range<usize>; D])>,
 }
 
 /// A short list of fields, on the stack: [`Pml::step`] runs band after band.
 type Fields<X> = SmallVec<[X; 16]>;
 
-/// The most group plans a [`Pml`] keeps (then it starts over). A blocked run needs one per
-/// band and step of a block (and tile, in 3D): 446 on the paper grid, 78 at 200³ in blocks
-/// of 8 steps, 455 at 300³ in blocks of 8 steps, bands of 24 planes and tiles of 64 rows.
-/// A plan is a few kB to a few tens of kB (a 3D band's group has a dozen members or more),
-/// so the cap also bounds the memory.
-const MAX_PLANS: usize = 4096;
+/// The most group plans a [`Pml`] keeps (then it starts over), found by a linear search: a
+/// blocked run needs one per tile (3D) and interior box: on the paper grid one, and one more
+/// without the interior step for the band of an additive source inside the layer; a few tens
+/// in 3D. A plan is a few kB to a few tens of kB (a 3D group has a few
+/// tens of members), so the cap also bounds the memory.
+const MAX_PLANS: usize = 256;
 
 /// The fields of one side of the layer along one axis, over the same slab: the profiles `a`,
 /// `b` along the axis and the memory variables `psi`, `zeta` (windows).
@@ -467,7 +469,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             kv2,
             psi_boxes,
             boxes,
-            plans: HashMap::new(),
+            plans: Vec::new(),
         })
     }
 
@@ -476,7 +478,12 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// because the update reads `psi` at neighbours), with the kernels of
     /// [`WaveKernels`](super::WaveKernels) (`pml_psi`, `pml_update`; `_3d` in 3D). `kv2`: the
     /// fused step's `(dt/dh)² v²` (`None` with the split kernels: the PML's own). Only the
-    /// boxes' parts in `rows` (a band and a tile of a blocked run).
+    /// boxes' parts in `rows` (a band and a tile of a blocked run); the interior step's rows
+    /// (planes) must be all of those its radius allows in `rows`' planes, as a band's are.
+    ///
+    /// The groups are planned once per tile (`rows`' second range) and interior step, and
+    /// launched on the band's planes ([`GroupPlan::launch_planes`]): one plan serves every
+    /// band, so its metadata stay in cache.
     ///
     /// The launches are two [groups](crate::launch::launch_group), so that the host's rayon
     /// forks and joins its pool twice per call rather than twice per box. The first: the
@@ -509,6 +516,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         // The groups' fields: written `pnew`, then per side of the layer `psi`, `zeta`;
         // read `p`, `kv2`, the interior's `pold`, then per side `a`, `b`. `at[i]`: where
         // side `i`'s fields are, as (psi, zeta, a, b) indices.
+        let pnew_shape = pnew.shape();
         let mut outs: Fields<&mut ScalarField<M, T, D>> = smallvec![pnew];
         let mut ins: Fields<&ScalarField<M, T, D>> = smallvec![p, kv2];
         if let Some(i) = &interior {
@@ -523,37 +531,63 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                 ins.extend([&*a, &*b]);
             }
         }
+        // The planes the call runs, and the interior step's box over every plane its radius
+        // allows, which cut to those planes must be the call's box.
+        let planes = rows.0[0].clone();
+        let interior = match interior {
+            Some(i) => {
+                let mut all = i.region.clone();
+                all[0] = i.order / 2..pnew_shape[0].saturating_sub(i.order / 2);
+                let cut = all[0].start.max(planes.start)..all[0].end.min(planes.end);
+                if cut != i.region[0] {
+                    return Err(Error::invalid(
+                        "PML step",
+                        format!("interior rows {:?} on planes {planes:?}", i.region[0]),
+                        "the interior step runs on every plane of the call that its radius allows",
+                    ));
+                }
+                Some(Interior { region: all, ..i })
+            }
+            None => None,
+        };
         let key = PlanKey {
-            rows: rows.0.clone(),
+            cols: rows.0[1].clone(),
             interior: interior.as_ref().map(|i| (i.order, i.region.clone())),
         };
-        if self.plans.len() >= MAX_PLANS {
-            self.plans.clear();
-        }
-        let plans = match self.plans.entry(key) {
-            Entry::Occupied(e) if e.get().is::<[GroupPlan<E, T, D>; 2]>() => e.into_mut(),
-            e => {
-                let plans: Box<dyn Any + Send + Sync> = Box::new(Self::plan::<E>(
+        type Plans<E, T, const D: usize> = [GroupPlan<E, T, D>; 2];
+        let found = (self.plans.iter()).position(|(k, p)| *k == key && p.is::<Plans<E, T, D>>());
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let plans = Self::plan::<E>(
                     &self.psi_boxes,
                     &self.boxes,
                     &outs,
                     &ins,
                     &at,
-                    rows,
+                    &rows.0[1],
                     &interior,
-                )?);
-                e.insert_entry(plans).into_mut()
+                )?;
+                // A plan for another space under the same key is replaced.
+                self.plans.retain(|(k, _)| *k != key);
+                if self.plans.len() >= MAX_PLANS {
+                    self.plans.clear();
+                }
+                self.plans.push((key, Box::new(plans)));
+                self.plans.len() - 1
             }
         };
-        let plans = plans
-            .downcast_ref::<[GroupPlan<E, T, D>; 2]>()
+        let plans = self.plans[i]
+            .1
+            .downcast_ref::<Plans<E, T, D>>()
             .expect("planned above");
-        plans[0].launch(space, &mut outs, &ins)?;
-        plans[1].launch(space, &mut outs, &ins)?;
+        plans[0].launch_planes(space, &mut outs, &ins, planes.clone())?;
+        plans[1].launch_planes(space, &mut outs, &ins, planes)?;
         Ok(())
     }
 
-    /// The two groups of [`step`](Self::step) on the part `rows` of the layer, checked
+    /// The two groups of [`step`](Self::step) on the columns `cols` of the layer (rows in 3D;
+    /// the launches cut them to their planes), checked
     /// against its fields `outs` and `ins` (`at`: where each side's fields are in them).
     #[allow(clippy::too_many_arguments)]
     fn plan<E: ExecutionSpace<Memory = M>>(
@@ -562,19 +596,18 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         outs: &[&mut ScalarField<M, T, D>],
         ins: &[&ScalarField<M, T, D>],
         at: &[Option<(usize, usize, usize, usize)>],
-        rows: &PmlRows,
+        cols: &Range<usize>,
         interior: &Option<Interior<'_, M, T, D>>,
     ) -> Result<[GroupPlan<E, T, D>; 2]>
     where
         Dims<D>: WaveKernels<D>,
     {
-        // A box cut to `to` along the two outer axes (`None`: nothing left).
-        let cut = |b: &[Range<usize>; D], to: &[Range<usize>; 2]| {
+        // A box cut to `cols` along the second axis (`None`: nothing left); the launches cut
+        // it to their planes.
+        let cut = |b: &[Range<usize>; D]| {
             let mut b = b.clone();
-            for (a, to) in to.iter().enumerate() {
-                b[a] = b[a].start.max(to.start)..b[a].end.min(to.end);
-            }
-            (!b[0].is_empty() && !b[1].is_empty()).then_some(b)
+            b[1] = b[1].start.max(cols.start)..b[1].end.min(cols.end);
+            (!b[1].is_empty()).then_some(b)
         };
         // Per axis of a box, the first side whose window holds it along that axis (on a
         // grid narrower than two slabs, the sides' windows overlap), x first (the axes in
@@ -615,7 +648,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         }
         for (update, boxes) in [(false, psi_boxes), (true, boxes)] {
             for b in boxes {
-                let Some(region) = cut(&b.region, &rows.0) else {
+                let Some(region) = cut(&b.region) else {
                     continue;
                 };
                 let fields = sides(b)?;
