@@ -363,9 +363,8 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
     /// (`docs/notes/pml-cost.md`, session m).
     ///
     /// The result is that of the members run one after another on their cut boxes, as for a
-    /// whole launch, provided a member that reads a field the group writes at other planes
-    /// (no member of a group does: [`launch_group`]'s rule) finds them written: the group
-    /// rule holds for any planes, since its reads stay in the planes it computes.
+    /// whole launch: [`launch_group`]'s rule (a member reads what the group writes only in
+    /// the planes it computes) holds on any planes.
     ///
     /// ```
     /// use ppstencil::launch::{GroupPlan, Member};
