@@ -421,15 +421,12 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
     }
 }
 
-impl<E: ExecutionSpace, T: Real> Planned<E, T> {
-    /// The member's grid with its box cut to `planes` along the outermost axis, `None` where
-    /// it has none of them.
-    fn cut(&self, planes: &Range<usize>) -> Option<Region> {
-        let mut grid = self.grid;
-        grid.lo[0] = grid.lo[0].max(planes.start);
-        grid.hi[0] = grid.hi[0].min(planes.end);
-        (grid.lo[0] < grid.hi[0]).then_some(grid)
-    }
+/// `grid` with its box cut to `planes` along the outermost axis, `None` where it has none of
+/// them: a member's box cut to a launch's planes, and that cut to a task's.
+fn cut(mut grid: Region, planes: &Range<usize>) -> Option<Region> {
+    grid.lo[0] = grid.lo[0].max(planes.start);
+    grid.hi[0] = grid.hi[0].min(planes.end);
+    (grid.lo[0] < grid.hi[0]).then_some(grid)
 }
 
 impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
@@ -437,7 +434,7 @@ impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
     /// [`ExecutionSpace::launch`]: what every space but the host's rayon does with a group.
     pub fn in_turn(mut self, space: &E) -> Result<()> {
         for m in self.members {
-            let Some(grid) = m.cut(&self.planes) else {
+            let Some(grid) = cut(m.grid, &self.planes) else {
                 continue;
             };
             let mut slots: Vec<Option<&mut Buf<E, T>>> =
@@ -501,7 +498,7 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
         use rayon::prelude::*;
         let cuts: smallvec::SmallVec<[Cut; 32]> = (self.members.iter())
             .map(|m| {
-                let grid = m.cut(&self.planes)?;
+                let grid = cut(m.grid, &self.planes)?;
                 Some((grid, RowPlan::for_launch::<T>(&grid, m.wins.len())))
             })
             .collect();
@@ -580,15 +577,13 @@ fn run_task<E: ExecutionSpace, T: Real>(
     ins: &[&[T]],
     zs: Range<usize>,
 ) -> Result<()> {
-    for (m, cut) in members.iter().zip(cuts) {
-        let Some((mut grid, plan)) = *cut else {
+    for (m, member_cut) in members.iter().zip(cuts) {
+        let Some((grid, plan)) = *member_cut else {
             continue;
         };
-        grid.lo[0] = grid.lo[0].max(zs.start);
-        grid.hi[0] = grid.hi[0].min(zs.end);
-        if grid.lo[0] >= grid.hi[0] {
+        let Some(grid) = cut(grid, &zs) else {
             continue;
-        }
+        };
         // The member's written pieces are taken out of `mine` for the call and put back
         // after it (it neither reads them nor writes any field twice: checked), so that the
         // fields it reads are read from `mine` in place, without a copy of the whole list.

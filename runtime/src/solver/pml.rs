@@ -335,8 +335,8 @@ type Fields<X> = SmallVec<[X; 16]>;
 /// The most group plans a [`Pml`] keeps (then it starts over), found by a linear search: a
 /// blocked run needs one per tile (3D) and interior box: on the paper grid one, and one more
 /// without the interior step for the band of an additive source inside the layer; a few tens
-/// in 3D. A plan is a few kB to a few tens of kB (a 3D group has a few
-/// tens of members), so the cap also bounds the memory.
+/// in 3D. A plan is a few kB to a few tens of kB (a 3D group has a few tens of members), so
+/// the cap also bounds the memory.
 const MAX_PLANS: usize = 256;
 
 /// The fields of one side of the layer along one axis, over the same slab: the profiles `a`,
@@ -587,8 +587,8 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     }
 
     /// The two groups of [`step`](Self::step) on the columns `cols` of the layer (rows in 3D;
-    /// the launches cut them to their planes), checked
-    /// against its fields `outs` and `ins` (`at`: where each side's fields are in them).
+    /// the launches cut them to their planes), checked against its fields `outs` and `ins`
+    /// (`at`: where each side's fields are in them).
     #[allow(clippy::too_many_arguments)]
     fn plan<E: ExecutionSpace<Memory = M>>(
         psi_boxes: &[PmlBox<D>],
