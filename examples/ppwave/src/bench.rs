@@ -195,6 +195,9 @@ fn check(args: &BenchArgs) -> Result<(Vec<&'static str>, usize)> {
             args.nx
         );
     }
+    if let Err(e) = ppstencil::exec::llc_from_env() {
+        bad!("{e}");
+    }
     if args.repeat == 0 {
         bad!("--repeat 0: use at least 1 timed run (the median of the runs is reported)");
     }
@@ -621,9 +624,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let smallest_set = kernels::FdPxx::INFO.bytes_per_point::<f32>() / 4 * field_bytes;
     let mut out = String::new();
     let cache_src = if cache.detected {
-        "read from /sys/devices/system/cpu/cpu0/cache"
+        format!(
+            "read from /sys/devices/system/cpu/cpu0/cache; LLC {}",
+            cache.llc_source
+        )
     } else {
-        "not readable; typical values assumed"
+        "not readable; typical values assumed".to_string()
     };
     writeln!(
         out,
@@ -826,7 +832,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 
     let report = json!({
         "grid": { "nz": nz, "nx": nx, "element": "f32", "field_bytes": field_bytes },
-        "cache": { "l1d_bytes": cache.l1d, "l2_bytes": cache.l2, "llc_bytes": cache.llc, "detected": cache.detected },
+        "cache": { "l1d_bytes": cache.l1d, "l2_bytes": cache.l2, "llc_bytes": cache.llc, "detected": cache.detected, "llc_source": cache.llc_source.to_string() },
         "simd": simd().name(),
         "threads": threads,
         "repeat": args.repeat,

@@ -661,13 +661,15 @@ pub(crate) fn write_seismogram<T: Real>(
 /// run.json's `time_blocking`: whether the time loop was blocked, its depth and band (rows
 /// in 2D, z-planes in 3D: `band_rows` / `band_planes`), its tile width along the second
 /// axis (`tile`: y in 3D, x in 2D; null for whole rows), and the solver's words (why not,
-/// when it was not).
+/// when it was not), and the last-level cache `auto` sized it for (`llc_bytes`, and where that
+/// size comes from: `llc_source`).
 pub(crate) fn time_blocking_json(
     blocking: Option<&ppstencil::wave::Blocking>,
     dims: usize,
 ) -> serde_json::Value {
     let what = blocking.map(|b| b.to_string());
-    match blocking {
+    let cache = ppstencil::exec::cache_sizes();
+    let mut json = match blocking {
         Some(ppstencil::wave::Blocking::On(p)) => {
             let band = if dims == 3 {
                 "band_planes"
@@ -677,7 +679,10 @@ pub(crate) fn time_blocking_json(
             serde_json::json!({"blocked": true, "depth": p.depth, band: p.band, "tile": p.tile, "what": what})
         }
         _ => serde_json::json!({"blocked": false, "what": what}),
-    }
+    };
+    json["llc_bytes"] = cache.llc.into();
+    json["llc_source"] = cache.llc_source.to_string().into();
+    json
 }
 
 /// Runs the simulation of `plan` on `space` in element type `T` and writes the outputs: the

@@ -425,3 +425,59 @@ fn bad_new_options_are_rejected_before_running() {
         assert_rejected(name, &extra, needles);
     }
 }
+
+/// `PPSTENCIL_LLC` (the last-level cache the temporal blocking and the row loops are sized
+/// for): each kind of bad value is refused by `run` and `bench` with the variable, the value
+/// and the form expected, and `run` writes nothing; a good value is used and recorded.
+#[test]
+fn the_cache_size_override_is_checked_and_recorded() {
+    let with_llc = |value: &str, args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ppwave"))
+            .env("PPSTENCIL_LLC", value)
+            .args(args)
+            .output()
+            .expect("ppwave starts")
+    };
+    for (name, value) in [
+        ("word", "lots"),
+        ("zero", "0"),
+        ("negative", "-32M"),
+        ("fraction", "1.5M"),
+        ("unit", "32MB"),
+        ("overflow", "99999999999999999999G"),
+    ] {
+        let out = scratch(&format!("llc-{name}"));
+        let mut args = vec!["run"];
+        args.extend_from_slice(SMALL);
+        args.extend_from_slice(&["--out", out.to_str().expect("utf-8")]);
+        let bench = ["bench", "--nz", "24", "--nx", "24", "--repeat", "1"];
+        for (o, what) in [
+            (with_llc(value, &args), "run"),
+            (with_llc(value, &bench), "bench"),
+        ] {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{what} {value}: exits 2: {err}");
+            for needle in [
+                format!("invalid PPSTENCIL_LLC = \"{value}\""),
+                "e.g. PPSTENCIL_LLC=32M".to_string(),
+            ] {
+                assert!(err.contains(&needle), "{what} {value}: `{needle}` in {err}");
+            }
+            assert!(!err.contains("panicked"), "{err}");
+        }
+        assert!(!out.exists(), "{value}: a refused run writes nothing");
+    }
+    // 1 MiB: the paper-sized rule then finds the 40 x 50 grid's fields (32 kB) in half of it
+    // and leaves it unblocked, and run.json says which cache that was.
+    let out = scratch("llc-good");
+    let mut args = vec!["run"];
+    args.extend_from_slice(SMALL);
+    args.extend_from_slice(&["--out", out.to_str().expect("utf-8")]);
+    let o = with_llc("1M", &args);
+    assert_ok(&o);
+    let blocking = &read_json(&out.join("run.json"))["time_blocking"];
+    assert_eq!(blocking["llc_bytes"], 1 << 20, "{blocking}");
+    assert_eq!(blocking["llc_source"], "set by PPSTENCIL_LLC", "{blocking}");
+    let what = blocking["what"].as_str().expect("what");
+    assert!(what.contains("1.0 MiB"), "{what}");
+}

@@ -12,7 +12,9 @@ mod cache;
 pub(crate) mod rows;
 mod simd;
 
-pub use cache::{cache_sizes, CacheSizes};
+pub use cache::{
+    cache_sizes, llc_from_env, CacheSizes, LlcSource, LLC_ENV, MAX_LLC_PER_CPU, TYPICAL_LLC,
+};
 pub use simd::{simd, vectorized, Simd};
 
 use crate::launch::{Group, Region, Stencil, Window};

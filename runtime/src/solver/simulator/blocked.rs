@@ -61,8 +61,8 @@ where
     }
 
     /// Decides, for [`prepare`](Self::prepare), whether the run is blocked and how. Errors:
-    /// a depth asked for on a GPU backend or with the split kernels, or a band that cannot
-    /// hold the stencil's radius.
+    /// a depth asked for on a GPU backend or with the split kernels, a band that cannot
+    /// hold the stencil's radius, or a [`LLC_ENV`](crate::exec::LLC_ENV) that is not a size.
     pub(super) fn plan_blocking(&self, c: &WaveConfig) -> Result<Blocking> {
         let asked = c.time_block;
         let refuse = |why: &str, fix: &str| -> Result<Blocking> {
@@ -75,6 +75,9 @@ where
                 )),
             }
         };
+        // The host backends' kernels and `auto` read the cache sizes: a bad override is
+        // refused here rather than ignored there.
+        crate::exec::llc_from_env()?;
         if asked == TimeBlock::Off {
             return Ok(Blocking::Off("off was asked for".into()));
         }
