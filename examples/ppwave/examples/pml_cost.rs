@@ -8,6 +8,10 @@
 //! `cargo run --release -p ppwave --example pml_cost -- [BLOCKS=24] [ABSORB=20] [THREADS=2]
 //! [TIME_BLOCK=auto] [ORDER=both]`
 //!
+//! With `auto` each simulator chooses its band by timing its first blocks, as a run does
+//! (`ppstencil::solver::tuning`); both are stepped until that is over before timing starts,
+//! and the bands kept are printed.
+//!
 //! Prints the time per step of each and their ratio (the PML's step over the rigid one),
 //! over all blocks and as the median of the per-block ratios, and the STREAM triad of the
 //! same threads measured before and after (`ppwave bench`'s), the bandwidth of the moment.
@@ -21,13 +25,17 @@
 //! about 2 % dearer when it was prepared second (not seen again, nor on two threads:
 //! `docs/notes/pml-cost.md`). Averaging both orders keeps the order out of the ratio.
 
-use ppstencil::solver::{Boundary, TimeBlock, WaveConfig, WaveSimulator};
+use ppstencil::solver::tuning::{TUNE_BANDS, TUNE_ROUNDS, TUNE_SHARE_INVERSE, TUNE_WARM_UP};
+use ppstencil::solver::{Blocking, Boundary, TimeBlock, WaveConfig, WaveSimulator};
 use ppstencil::Rayon;
 use std::time::Instant;
 
-/// Steps per block, and the steps run before timing (a multiple of the block).
+/// Steps per block, and the steps run before timing (a multiple of the block; longer while
+/// the band is being tuned).
 const BLOCK: usize = 16;
 const WARM_UP: usize = 64;
+/// Blocks of the band's tuning.
+const TUNING: usize = TUNE_WARM_UP + TUNE_BANDS.len() * TUNE_ROUNDS;
 
 fn simulator(
     absorb: usize,
@@ -48,8 +56,27 @@ fn simulator(
     };
     let mut sim = WaveSimulator::with_config(space.clone(), config);
     sim.prepare()?;
-    while sim.step_block(BLOCK)? + 1 < WARM_UP {}
+    let tuning = |sim: &WaveSimulator<Rayon>| {
+        sim.band_trials()
+            .is_some_and(|t| t.iter().any(|t| t.blocks < TUNE_ROUNDS))
+    };
+    while sim.step_block(BLOCK)? + 1 < WARM_UP || tuning(&sim) {}
     Ok(sim)
+}
+
+/// The band a simulator runs, and whether it was tuned.
+fn band(sim: &WaveSimulator<Rayon>) -> String {
+    match sim.blocking() {
+        Some(Blocking::On(plan)) => {
+            let how = if sim.band_trials().is_some() {
+                "tuned"
+            } else {
+                "fixed"
+            };
+            format!("{} rows ({how})", plan.band)
+        }
+        _ => "unblocked".into(),
+    }
 }
 
 fn main() -> anyhow::Result<()> {
@@ -81,7 +108,9 @@ fn main() -> anyhow::Result<()> {
         "BLOCKS and ABSORB must be at least 1"
     );
     let triad_before = ppwave::bench::triad_gbs(threads, 5)?;
-    let nt = WARM_UP + BLOCK * blocks;
+    // Long enough for the band's tuning to run (a quarter of the run at most) and end
+    // before the timed blocks.
+    let nt = (WARM_UP + BLOCK * (TUNING + blocks)).max(BLOCK * TUNE_SHARE_INVERSE * TUNING);
     // One pool for both: with a pool each, four workers share the cores, and the idle pool's
     // spinning workers were seen to double the PML run's step time in some runs.
     let space = Rayon::with_threads(threads)?;
@@ -112,10 +141,12 @@ fn main() -> anyhow::Result<()> {
         let steps = (BLOCK * blocks) as f64;
         println!(
             "{what}: rigid {:.3} ms/step, pml ({absorb} cells) {:.3} ms/step; pml / rigid {:.3} \
-             (all blocks), {median:.3} (median of blocks)",
+             (all blocks), {median:.3} (median of blocks); bands {} and {}",
             t[0] / steps * 1e3,
             t[1] / steps * 1e3,
             t[1] / t[0],
+            band(&sims[0]),
+            band(&sims[1]),
         );
     }
     let triad_after = ppwave::bench::triad_gbs(threads, 5)?;

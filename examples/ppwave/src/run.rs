@@ -661,10 +661,13 @@ pub(crate) fn write_seismogram<T: Real>(
 /// run.json's `time_blocking`: whether the time loop was blocked, its depth and band (rows
 /// in 2D, z-planes in 3D: `band_rows` / `band_planes`), its tile width along the second
 /// axis (`tile`: y in 3D, x in 2D; null for whole rows), and the solver's words (why not,
-/// when it was not), and the last-level cache `auto` sized it for (`llc_bytes`, and where that
-/// size comes from: `llc_source`).
+/// when it was not), the last-level cache `auto` sized it for (`llc_bytes`, and where that
+/// size comes from: `llc_source`), and the bands `auto` timed in the run's first blocks
+/// (`band_trials`: each band with its least milliseconds per step; null when not tuned), the
+/// plan above being the one kept.
 pub(crate) fn time_blocking_json(
     blocking: Option<&ppstencil::wave::Blocking>,
+    trials: Option<&[ppstencil::solver::tuning::BandTrial]>,
     dims: usize,
 ) -> serde_json::Value {
     let what = blocking.map(|b| b.to_string());
@@ -682,6 +685,15 @@ pub(crate) fn time_blocking_json(
     };
     json["llc_bytes"] = cache.llc.into();
     json["llc_source"] = cache.llc_source.to_string().into();
+    json["band_trials"] = trials.map_or(serde_json::Value::Null, |trials| {
+        trials
+            .iter()
+            .map(|t| {
+                let ms = t.per_step.map(|d| d.as_secs_f64() * 1e3);
+                serde_json::json!({"band": t.plan.band, "ms_per_step": ms, "blocks": t.blocks})
+            })
+            .collect()
+    });
     json
 }
 
@@ -819,7 +831,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "receivers": config.receivers.len(),
         "snapshot_every": config.snapshot_every,
         "time_block": config.time_block.name(),
-        "time_blocking": time_blocking_json(sim.blocking(), 2),
+        "time_blocking": time_blocking_json(sim.blocking(), sim.band_trials(), 2),
         "snapshots": frames,
         "cfl": config.cfl(),
         "cfl_limit": limit,

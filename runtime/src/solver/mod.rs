@@ -36,8 +36,8 @@
 //! [`StepKernels`], [`Boundary`]), `pml.rs` (the PML: parameters, profiles, the layer's
 //! boxes, its fields and step), `simulator.rs` ([`WaveSimulator`]: preparing a run, one time
 //! step, the time loop, results; its blocked steps in `simulator/blocked.rs`), `dims.rs` (what
-//! differs between 2D and 3D) and [`blocking`] (the temporal-blocking schedule, generic over
-//! the step). The stencils the solver runs live in [`crate::kernels`];
+//! differs between 2D and 3D), [`blocking`] (the temporal-blocking schedule, generic over
+//! the step) and [`tuning`] (the band of an `auto` blocked run, timed in its first blocks). The stencils the solver runs live in [`crate::kernels`];
 //! receivers and velocity models in [`crate::receivers`] and [`crate::model`].
 
 pub mod blocking;
@@ -46,6 +46,7 @@ mod dims;
 mod physics;
 mod pml;
 mod simulator;
+pub mod tuning;
 
 pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};

@@ -9,6 +9,7 @@ use super::config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
 use super::physics::{absorbing_eta, layer_depth, source_sample};
 use super::pml::{layer_boxes, Interior, Pml, PmlRows};
+use super::tuning::BandTuner;
 use crate::launch::launch_in_region;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
@@ -110,6 +111,8 @@ pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     seismogram: Option<Seismogram<T>>,
     run: Option<Run<E::Memory, T, D>>,
     blocking: Option<Blocking>,
+    /// The band of the last prepared run's `auto` blocking, chosen by timing (`tuning.rs`).
+    tuner: Option<BandTuner>,
 }
 
 /// Reads the receivers' samples from `p`: in place for host memory, else through a host copy
@@ -272,6 +275,7 @@ where
             seismogram: None,
             run: None,
             blocking: None,
+            tuner: None,
         }
     }
 
@@ -676,8 +680,9 @@ where
                 StepFields::Fused { kv2 }
             }
         };
-        let blocking = self.plan_blocking(&c)?;
+        let (blocking, tuner) = self.plan_blocking(&c)?;
         self.blocking = Some(blocking.clone());
+        self.tuner = tuner;
         self.wavefield = None;
         self.seismogram = None;
         self.run = Some(Run {

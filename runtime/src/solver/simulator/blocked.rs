@@ -18,6 +18,10 @@
 //! pointwise, and the wavefront reads a level only after its band was finished, so the
 //! blocked run is the unblocked one bit for bit.
 //!
+//! An `auto` plan's band is then chosen by timing the run's first full blocks
+//! ([`BandTuner`]; `solver/tuning.rs`): `step_block` runs each full block with the tuner's
+//! plan and reports its time, and the run keeps the fastest band.
+//!
 //! Blocks never cross a multiple of [`FINITE_CHECK_EVERY`] (the whole-field check) nor a
 //! snapshot; errors found on a level (a non-finite receiver or source value) are reported
 //! for the earliest level, in the unblocked order, after the sweep.
@@ -33,8 +37,10 @@ use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{trailing, Dims, WaveKernels};
 use crate::solver::pml::{layer_boxes, PmlRows, PML_HALO};
+use crate::solver::tuning::{BandTrial, BandTuner};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
+use std::time::Instant;
 
 /// The host slice of a field of a blocked run (blocking runs on host memory only).
 fn host_values<M: crate::MemorySpace, T: Real, const D: usize>(
@@ -60,10 +66,31 @@ where
         self.blocking.as_ref()
     }
 
-    /// Decides, for [`prepare`](Self::prepare), whether the run is blocked and how. Errors:
+    /// The bands the last prepared `auto` blocked run is timing or timed in its first blocks,
+    /// with the least time per step of each ([`BandTuner`]); `None` when it does not tune
+    /// (not blocked, a depth or band given, a tiled plan, or too short a run). Once every
+    /// band has run its rounds, [`blocking`](Self::blocking) holds the fastest.
+    pub fn band_trials(&self) -> Option<&[BandTrial]> {
+        Some(self.tuner.as_ref()?.trials())
+    }
+
+    /// Decides, for [`prepare`](Self::prepare), whether the run is blocked and how, and for
+    /// an `auto` plan whether its band is tuned ([`BandTuner::new`]). Errors:
     /// a depth asked for on a GPU backend or with the split kernels, a band that cannot
     /// hold the stencil's radius, or a [`LLC_ENV`](crate::exec::LLC_ENV) that is not a size.
-    pub(super) fn plan_blocking(&self, c: &WaveConfig) -> Result<Blocking> {
+    pub(super) fn plan_blocking(&self, c: &WaveConfig) -> Result<(Blocking, Option<BandTuner>)> {
+        let blocking = self.choose_blocking(c)?;
+        let tuner = match (&blocking, c.time_block) {
+            (Blocking::On(plan), TimeBlock::Auto) => {
+                BandTuner::new(*plan, &Self::step_shape(c)?, c.nt)
+            }
+            _ => None,
+        };
+        Ok((blocking, tuner))
+    }
+
+    /// [`plan_blocking`](Self::plan_blocking)'s plan, before tuning.
+    fn choose_blocking(&self, c: &WaveConfig) -> Result<Blocking> {
         let asked = c.time_block;
         let refuse = |why: &str, fix: &str| -> Result<Blocking> {
             match asked {
@@ -163,7 +190,7 @@ where
     /// An error ([`Error::OutOfOrder`]) before [`prepare`](Self::prepare), once all steps
     /// have run, or for `k = 0`.
     pub fn step_block(&mut self, k: usize) -> Result<usize> {
-        let (done, nt, plan) = match &self.run {
+        let (done, nt, plan, tuner) = match &self.run {
             Some(run) => (
                 run.done,
                 run.config.nt,
@@ -171,6 +198,7 @@ where
                     Blocking::On(plan) => Some(plan),
                     Blocking::Off(_) => None,
                 },
+                self.tuner.as_ref().filter(|t| t.chosen().is_none()),
             ),
             None => return self.step(),
         };
@@ -184,6 +212,20 @@ where
         let to_check = FINITE_CHECK_EVERY - done % FINITE_CHECK_EVERY;
         let k = k.min(nt.saturating_sub(done)).min(to_check);
         match plan {
+            // A full block of a run whose band is being tuned: the tuner's band, timed.
+            Some(plan) if k > 1 && k == plan.depth && tuner.is_some() => {
+                let plan = tuner.map_or(plan, BandTuner::next_plan);
+                let start = Instant::now();
+                let last = self.sweep(k, plan)?;
+                let elapsed = start.elapsed();
+                let tuner = self.tuner.as_mut().expect("a tuned run");
+                if let Some(chosen) = tuner.record(plan, k, elapsed) {
+                    let run = self.run.as_mut().expect("step_block checked the run");
+                    run.blocking = Blocking::On(chosen);
+                    self.blocking = Some(Blocking::On(chosen));
+                }
+                Ok(last)
+            }
             Some(plan) if k > 1 => self.sweep(k, plan),
             _ => {
                 let mut last = self.step()?;
