@@ -277,7 +277,9 @@ pub struct RunArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_every: Option<usize>,
     /// Temporal blocking: several time steps per pass over the grid, bit-identical results.
-    /// `auto` blocks where the fields exceed the last-level cache (host backends), `off`
+    /// `auto` blocks where the fields exceed the last-level cache (host backends; the cache
+    /// size from sysfs, or PPSTENCIL_LLC=32M) and, in long runs, times its band, a half and
+    /// a quarter of it in the first blocks and keeps the fastest; `off`
     /// never, `K` blocks of K steps, `K:B` also bands of B rows (z-planes in 3D), `K:BxW`
     /// also tiles of W points along y in 3D (x in 2D) [default: auto]. run.json records what
     /// ran.

@@ -41,8 +41,9 @@ pub enum TimeBlock {
     /// One step per pass over the grid (the unblocked loop).
     Off,
     /// Blocked where it pays (the fields of a step exceed the last-level cache, on a host
-    /// backend), with a depth and band chosen from the cache sizes ([`BlockPlan::auto`]);
-    /// unblocked otherwise.
+    /// backend), with a depth and band chosen from the cache sizes ([`BlockPlan::auto`]),
+    /// the band then timed against shorter ones in a long run's first blocks
+    /// ([`BandTuner`](crate::solver::tuning::BandTuner)); unblocked otherwise.
     #[default]
     Auto,
     /// Blocks of this many steps (at least 1), with the band from the cache sizes
@@ -279,7 +280,9 @@ pub const AUTO_MIN_BAND: usize = 4;
 /// kernels); taller bands halve them. At 64 a 20-cell PML costs 1.15–1.23 × the rigid step
 /// on the paper grid against 1.26–1.38 × at 32, and the rigid blocked step itself ran
 /// 1.83–2.33 × the fused step against 1.51–1.74 × (two threads; one thread: no change;
-/// `docs/notes/pml-cost.md`).
+/// `docs/notes/pml-cost.md`). On a host with a large L2 and a slow L3, 32 rows ran 1.3 ×
+/// faster than 64, so a long run times this band against a half and a quarter of it and keeps
+/// the fastest ([`BandTuner`](crate::solver::tuning::BandTuner)).
 pub const AUTO_BAND: usize = 64;
 
 /// The narrowest tile (points of the second axis) [`BlockPlan::auto`] accepts when rows are
