@@ -268,24 +268,14 @@ mod tests {
         let short = BlockPlan::new(&s, 16, 4).unwrap();
         assert!(BandTuner::new(short, &s, 4001).is_none());
         // 8 rows: 8 and 4 (2 candidates, 5 blocks).
-        let eight = BlockPlan::new(&s, 16, 8).unwrap();
-        let bands: Vec<_> = BandTuner::new(eight, &s, 4001)
-            .unwrap()
-            .trials()
-            .iter()
-            .map(|t| t.plan.band)
-            .collect();
-        assert_eq!(bands, [8, 4]);
+        let bands = |plan, shape: &StepShape| -> Vec<usize> {
+            let tuner = BandTuner::new(plan, shape, 4001).expect("tuned");
+            tuner.trials().iter().map(|t| t.plan.band).collect()
+        };
+        assert_eq!(bands(BlockPlan::new(&s, 16, 8).unwrap(), &s), [8, 4]);
         // Order 16 (radius 8): no band below the radius; 16 rows leaves 16 and 8.
         let s16 = shape(8);
-        let p16 = BlockPlan::new(&s16, 16, 16).unwrap();
-        let bands: Vec<_> = BandTuner::new(p16, &s16, 4001)
-            .unwrap()
-            .trials()
-            .iter()
-            .map(|t| t.plan.band)
-            .collect();
-        assert_eq!(bands, [16, 8]);
+        assert_eq!(bands(BlockPlan::new(&s16, 16, 16).unwrap(), &s16), [16, 8]);
         // One step per block: nothing to block.
         let one = BlockPlan::new(&s, 1, 64).unwrap();
         assert!(BandTuner::new(one, &s, 4001).is_none());
