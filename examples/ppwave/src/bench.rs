@@ -552,7 +552,9 @@ fn step_shape(nz: usize, nx: usize) -> Result<StepShape> {
 }
 
 /// The plan of the blocked step `--time-block` asks for (`None`: off). `auto` takes the
-/// plan a run would use, or blocks of [`AUTO_DEPTH`] steps where the run would not block.
+/// plan a run starts from (a long run then times its band against a half and a quarter of it,
+/// `ppstencil::solver::tuning`; the bench does not: `--time-block K:B` measures another band),
+/// or blocks of [`AUTO_DEPTH`] steps where the run would not block.
 fn blocked_plan(time_block: TimeBlock, nz: usize, nx: usize) -> Result<Option<BlockPlan>> {
     let shape = step_shape(nz, nx)?;
     let llc = cache_sizes().llc;
