@@ -27,7 +27,7 @@
 //! about 2 % dearer when it was prepared second (not seen again, nor on two threads:
 //! `docs/notes/pml-cost.md`). Averaging both orders keeps the order out of the ratio.
 
-use ppstencil::solver::tuning::{TUNE_BANDS, TUNE_ROUNDS, TUNE_SHARE_INVERSE, TUNE_WARM_UP};
+use ppstencil::solver::tuning::{TUNE_BLOCKS, TUNE_SHARE_INVERSE};
 use ppstencil::solver::{Blocking, Boundary, TimeBlock, WaveConfig, WaveSimulator};
 use ppstencil::Rayon;
 use std::time::Instant;
@@ -36,8 +36,6 @@ use std::time::Instant;
 /// the band is being tuned).
 const BLOCK: usize = 16;
 const WARM_UP: usize = 64;
-/// Blocks of the band's tuning.
-const TUNING: usize = TUNE_WARM_UP + TUNE_BANDS.len() * TUNE_ROUNDS;
 
 fn simulator(
     absorb: usize,
@@ -58,10 +56,8 @@ fn simulator(
     };
     let mut sim = WaveSimulator::with_config(space.clone(), config);
     sim.prepare()?;
-    let tuning = |sim: &WaveSimulator<Rayon>| {
-        sim.band_trials()
-            .is_some_and(|t| t.iter().any(|t| t.blocks < TUNE_ROUNDS))
-    };
+    let tuning =
+        |sim: &WaveSimulator<Rayon>| sim.band_tuner().is_some_and(|t| t.chosen().is_none());
     while sim.step_block(BLOCK)? + 1 < WARM_UP || tuning(&sim) {}
     Ok(sim)
 }
@@ -70,7 +66,7 @@ fn simulator(
 fn band(sim: &WaveSimulator<Rayon>) -> String {
     match sim.blocking() {
         Some(Blocking::On(plan)) => {
-            let how = if sim.band_trials().is_some() {
+            let how = if sim.band_tuner().is_some() {
                 "tuned"
             } else {
                 "fixed"
@@ -115,7 +111,8 @@ fn main() -> anyhow::Result<()> {
     let triad_before = ppwave::bench::triad_gbs(threads, 5)?;
     // Long enough for the band's tuning to run (a quarter of the run at most) and end
     // before the timed blocks.
-    let nt = (WARM_UP + BLOCK * (TUNING + blocks)).max(BLOCK * TUNE_SHARE_INVERSE * TUNING);
+    let nt =
+        (WARM_UP + BLOCK * (TUNE_BLOCKS + blocks)).max(BLOCK * TUNE_SHARE_INVERSE * TUNE_BLOCKS);
     // One pool for both: with a pool each, four workers share the cores, and the idle pool's
     // spinning workers were seen to double the PML run's step time in some runs.
     let space = Rayon::with_threads(threads)?;

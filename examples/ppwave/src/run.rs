@@ -831,7 +831,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "receivers": config.receivers.len(),
         "snapshot_every": config.snapshot_every,
         "time_block": config.time_block.name(),
-        "time_blocking": time_blocking_json(sim.blocking(), sim.band_trials(), 2),
+        "time_blocking": time_blocking_json(sim.blocking(), sim.band_tuner().map(|t| t.trials()), 2),
         "snapshots": frames,
         "cfl": config.cfl(),
         "cfl_limit": limit,

@@ -31,6 +31,10 @@ pub const TUNE_ROUNDS: usize = 2;
 /// pages).
 pub const TUNE_WARM_UP: usize = 1;
 
+/// The most full blocks tuning takes: the warm-up, then every band of [`TUNE_BANDS`]
+/// [`TUNE_ROUNDS`] times (fewer where a band is too short to be a candidate).
+pub const TUNE_BLOCKS: usize = TUNE_WARM_UP + TUNE_BANDS.len() * TUNE_ROUNDS;
+
 /// The share of a run's blocks tuning may take at most: runs shorter than
 /// `TUNE_SHARE_INVERSE ×` the tuning blocks are not tuned.
 pub const TUNE_SHARE_INVERSE: usize = 4;

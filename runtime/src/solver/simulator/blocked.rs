@@ -37,7 +37,7 @@ use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use crate::solver::dims::{trailing, Dims, WaveKernels};
 use crate::solver::pml::{layer_boxes, PmlRows, PML_HALO};
-use crate::solver::tuning::{BandTrial, BandTuner};
+use crate::solver::tuning::BandTuner;
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use std::any::{Any, TypeId};
 use std::time::Instant;
@@ -66,12 +66,13 @@ where
         self.blocking.as_ref()
     }
 
-    /// The bands the last prepared `auto` blocked run is timing or timed in its first blocks,
-    /// with the least time per step of each ([`BandTuner`]); `None` when it does not tune
-    /// (not blocked, a depth or band given, a tiled plan, or too short a run). Once every
-    /// band has run its rounds, [`blocking`](Self::blocking) holds the fastest.
-    pub fn band_trials(&self) -> Option<&[BandTrial]> {
-        Some(self.tuner.as_ref()?.trials())
+    /// The tuner choosing the band of the last prepared `auto` blocked run in its first
+    /// blocks: its bands with the least time per step of each ([`BandTuner::trials`]) and,
+    /// once every band has run its rounds, the one kept ([`BandTuner::chosen`], then also
+    /// [`blocking`](Self::blocking)'s plan). `None` when the run does not tune (not blocked,
+    /// a depth or band given, a tiled plan, or too short a run).
+    pub fn band_tuner(&self) -> Option<&BandTuner> {
+        self.tuner.as_ref()
     }
 
     /// Decides, for [`prepare`](Self::prepare), whether the run is blocked and how, and for
@@ -211,10 +212,10 @@ where
         }
         let to_check = FINITE_CHECK_EVERY - done % FINITE_CHECK_EVERY;
         let k = k.min(nt.saturating_sub(done)).min(to_check);
-        match plan {
+        match (plan, tuner) {
             // A full block of a run whose band is being tuned: the tuner's band, timed.
-            Some(plan) if k > 1 && k == plan.depth && tuner.is_some() => {
-                let plan = tuner.map_or(plan, BandTuner::next_plan);
+            (Some(plan), Some(tuner)) if k > 1 && k == plan.depth => {
+                let plan = tuner.next_plan();
                 let start = Instant::now();
                 let last = self.sweep(k, plan)?;
                 let elapsed = start.elapsed();
@@ -226,7 +227,7 @@ where
                 }
                 Ok(last)
             }
-            Some(plan) if k > 1 => self.sweep(k, plan),
+            (Some(plan), _) if k > 1 => self.sweep(k, plan),
             _ => {
                 let mut last = self.step()?;
                 for _ in 1..k {
