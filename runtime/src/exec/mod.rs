@@ -68,9 +68,9 @@ pub trait ExecutionSpace: Send + Sync + 'static {
     }
 
     /// Runs `f`, which launches many small kernels in a row, where those launches start
-    /// fastest: inside [`Rayon`]'s pool (so that no launch waits for a sleeping thread to
-    /// pick it up), as it is elsewhere. The blocked time loop (`solver::blocking`) runs its
-    /// sweeps here.
+    /// fastest: for [`Rayon`], on a thread of its pool with the pool's other threads kept
+    /// awake until `f` returns ([`Rayon::install`]); elsewhere as it is. The blocked time
+    /// loop (`solver::blocking`) runs its sweeps here.
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         f()
     }
@@ -87,6 +87,40 @@ fn host_views<'a, T: Real>(
         .collect();
     let i = ins.iter().map(|b| MemSpaceHost::as_slice(b)).collect();
     (o, i)
+}
+
+/// Runs `f` on the current rayon thread (of a pool of two or more threads) with the pool's
+/// other threads kept awake until it returns ([`Rayon::install`]): each runs a broadcast job
+/// that takes the pool's queued work as it comes ([`rayon::yield_now`]) and spins between, until
+/// `f`, panicking or not, is done.
+fn awake<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    /// Tells the helpers to stop when dropped: at `f`'s return and in its unwinding.
+    struct Release<'a>(&'a AtomicBool);
+    impl Drop for Release<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+    if rayon::current_num_threads() < 2 {
+        return f();
+    }
+    let me = rayon::current_thread_index();
+    let done = AtomicBool::new(false);
+    rayon::in_place_scope(|scope| {
+        scope.spawn_broadcast(|_, thread| {
+            if Some(thread.index()) == me {
+                return;
+            }
+            while !done.load(Ordering::Acquire) {
+                if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let _release = Release(&done);
+        f()
+    })
 }
 
 /// Fewest rows a rayon task gets by default (unless the grid has fewer rows per thread): it
@@ -205,16 +239,41 @@ impl ExecutionSpace for Rayon {
     type Memory = MemSpaceHost;
     const NAME: &'static str = "rayon";
 
+    /// Runs `f` on a thread of the pool while the pool's other threads stay awake: until `f`
+    /// returns they run the pool's work as soon as it is queued and spin while there is none,
+    /// rather than yield and fall asleep after some idle microseconds (rayon's own policy,
+    /// which suits occasional launches). A blocked sweep launches a kernel or group every
+    /// 50-100 µs and its threads wait for each other at every launch's end, so there a thread
+    /// that went to sleep made the next launch wait 10-40 µs for it on a virtual machine;
+    /// awake, the PML's step lost 3-4 % of the rigid one's time on two threads
+    /// (`docs/notes/pml-cost.md`, session o). The price: while `f` runs, the pool's threads use
+    /// their cores whether or not there is work, as OpenMP's active wait policy does. A panic
+    /// in `f` releases them and reaches the caller.
+    ///
+    /// ```
+    /// let r = ppstencil::Rayon::with_threads(2)?;
+    /// use ppstencil::ExecutionSpace;
+    /// let (a, b) = r.install(|| rayon::join(|| 1 + 1, || 2 + 2));
+    /// assert_eq!((a, b), (2, 4));
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
-            Some(pool) => pool.install(f),
-            None => f(),
+            Some(pool) => pool.install(|| awake(f)),
+            None => rayon::scope(|_| awake(f)),
         }
     }
 
     fn launch_group<T: Real>(&self, group: Group<'_, Self, T>) -> Result<()> {
         let size = std::mem::size_of::<T>();
-        self.install(|| group.by_rows(|grid, fields| self.rows_per_task(grid, fields, size)))
+        let run = || {
+            let chunk = |grid: &Region, fields| self.rows_per_task(grid, fields, size);
+            group.by_rows(chunk, self.threads())
+        };
+        match &self.pool {
+            Some(pool) => pool.install(run),
+            None => run(),
+        }
     }
 
     fn launch<S: Stencil, T: Real>(
@@ -263,5 +322,58 @@ pub(crate) mod tests {
         );
         assert!(rows < 4092 / 2, "{rows}");
         assert_eq!(r.clone().chunk_rows(3).rows_per_task(&g, 4, 4), 3);
+    }
+
+    /// Inside `install` the pool runs work on every thread: the first half of a join waits
+    /// for the second, which only another thread can run (if none did, it would time out).
+    fn joins_on_two_threads(space: &Rayon) -> bool {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::{Duration, Instant};
+        let (ran, started) = (AtomicBool::new(false), Instant::now());
+        let ((), ()) = space.install(|| {
+            rayon::join(
+                || {
+                    while !ran.load(Ordering::Acquire)
+                        && started.elapsed() < Duration::from_secs(60)
+                    {
+                        std::hint::spin_loop();
+                    }
+                },
+                || ran.store(true, Ordering::Release),
+            )
+        });
+        ran.load(Ordering::Acquire)
+    }
+
+    /// `Rayon::install` with the pool kept awake: it returns `f`'s value, on private pools of
+    /// 1 to 3 threads and on the global pool, nested too; the other threads run the pool's
+    /// work meanwhile; and a panic in `f` reaches the caller and releases the threads (else
+    /// the install would wait for them for ever), after which the pool works as before.
+    #[test]
+    fn install_keeps_the_pool_awake_and_releases_it() {
+        for threads in 1..=3 {
+            let r = Rayon::with_threads(threads).unwrap();
+            assert_eq!(r.install(|| 6 * 7), 42);
+            assert_eq!(r.install(|| r.install(rayon::current_num_threads)), threads);
+            if threads > 1 {
+                assert!(joins_on_two_threads(&r), "{threads} threads");
+            }
+            let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                r.install(|| panic!("a kernel panicked"))
+            }));
+            let message = panicked.expect_err("the panic reaches the caller");
+            assert_eq!(message.downcast_ref::<&str>(), Some(&"a kernel panicked"));
+            if threads > 1 {
+                assert!(
+                    joins_on_two_threads(&r),
+                    "after the panic, {threads} threads"
+                );
+            }
+        }
+        let global = Rayon::new();
+        assert_eq!(global.install(|| 6 * 7), 42);
+        if global.threads() > 1 {
+            assert!(joins_on_two_threads(&global));
+        }
     }
 }

@@ -107,6 +107,9 @@ impl<E: ExecutionSpace, T: Real, const D: usize> Member<E, T, D> {
 struct Planned<E: ExecutionSpace, T: Real> {
     launch: LaunchFn<E, T>,
     host: HostFn<T>,
+    /// The stencil's compulsory bytes per point for `T` (the IR's count): its weight in the
+    /// host's task split ([`split_tasks`]).
+    bytes: usize,
     grid: Region,
     wins: Vec<Window>,
     outs: Vec<usize>,
@@ -327,6 +330,7 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
             planned.push(Planned {
                 launch: m.launch,
                 host: m.host,
+                bytes: m.info.bytes_per_point::<T>(),
                 grid,
                 wins,
                 outs: m.outs.clone(),
@@ -461,39 +465,112 @@ impl<E: ExecutionSpace, T: Real> Group<'_, E, T> {
 /// (`None` for a member with no plane there).
 type Cut = Option<(Region, RowPlan)>;
 
-/// The tasks of a host run: ranges of planes (rows in 2D) that split every member's box `cuts`
-/// (cut to the launch's planes) at least as finely as a launch of it alone would
-/// (`chunk(grid, fields)`: its planes per task), where each member's own tasks start and end.
-/// A member over a few planes (a face of the layer across the outermost axis) keeps its own
-/// split among the threads, one over many planes rides in the tasks of the others. Made on
-/// the stack at each launch, from the plan's members: no list to keep per band of a blocked
-/// run.
+/// The tasks of a host run: ranges of planes (rows in 2D), together covering every member's
+/// box `cuts` (cut to the launch's planes), of about equal estimated work ([`split_tasks`]),
+/// as many as the member with the most tasks would have alone (`chunk(grid, fields)`: its
+/// planes per task), rounded up to a multiple of `threads`. Made on the stack at each launch,
+/// from the plan's members: no list to keep per band of a blocked run.
 fn tasks<E: ExecutionSpace, T: Real>(
     members: &[Planned<E, T>],
     cuts: &[Cut],
     chunk: impl Fn(&Region, usize) -> usize,
+    threads: usize,
 ) -> TaskList {
-    let mut ends: smallvec::SmallVec<[usize; 64]> = smallvec::SmallVec::new();
-    for (m, cut) in members.iter().zip(cuts) {
-        if let Some((grid, _)) = cut {
-            let (lo, hi) = (grid.lo[0], grid.hi[0]);
-            ends.extend((lo..hi).step_by(chunk(grid, m.wins.len()).max(1)));
-            ends.push(hi);
-        }
+    let loads: smallvec::SmallVec<[Load; 32]> = (members.iter().zip(cuts))
+        .filter_map(|(m, cut)| {
+            let (grid, _) = cut.as_ref()?;
+            let planes = grid.lo[0]..grid.hi[0];
+            let (rows, cols) = (grid.hi[1] - grid.lo[1], grid.hi[2] - grid.lo[2]);
+            Some(Load {
+                tasks: planes.len().div_ceil(chunk(grid, m.wins.len()).max(1)),
+                per_plane: rows * (cols * m.bytes.max(1) + ROW_SETUP_BYTES),
+                planes,
+            })
+        })
+        .collect();
+    split_tasks(&loads, threads)
+}
+
+/// The fixed cost of one row of a generated host kernel (slicing each tap, the vector loop's
+/// tail) in the bytes of points it would move in that time: an 18-point row of the PML's side
+/// strips took about 40 ns (`docs/notes/pml-cost.md`, session k), where the fused step moves
+/// its 16 bytes per point at about 32 bytes per ns, so about a kilobyte.
+const ROW_SETUP_BYTES: usize = 1024;
+
+/// One member of a host run as [`split_tasks`] weighs it: its planes, its estimated work per
+/// plane (bytes moved, [`ROW_SETUP_BYTES`] per row included) and its task count alone.
+#[derive(Clone, Debug)]
+struct Load {
+    planes: Range<usize>,
+    per_plane: usize,
+    tasks: usize,
+}
+
+/// Cuts the planes from the first to the last of `loads` into tasks of about equal work (the
+/// sum of the loads' `per_plane` over a task's planes), each cut at the plane boundary nearest
+/// its share: `n` tasks, the most `tasks` of any load rounded up to a multiple of `threads`
+/// (fewer where planes are too few). Equal work matters where the members are unequal: a band
+/// of a blocked run that holds a face of the PML's layer has planes of four kernels at one end
+/// and of one at the other, and cut into equal numbers of planes it left a thread idle for a
+/// good part of the launch (`docs/notes/pml-cost.md`, session o). Rayon hands tasks out by
+/// halves, so a multiple of the threads, each of equal work, keeps every thread busy to the
+/// end.
+///
+/// The estimate moves nothing but the tasks' boundaries: every task runs each member on its
+/// planes, so a group's results are the same bits for any split.
+fn split_tasks(loads: &[Load], threads: usize) -> TaskList {
+    let mut out = TaskList::new();
+    let lo = loads.iter().map(|l| l.planes.start).min().unwrap_or(0);
+    let hi = loads.iter().map(|l| l.planes.end).max().unwrap_or(0);
+    if lo >= hi {
+        return out;
     }
-    ends.sort_unstable();
-    ends.dedup();
-    ends.windows(2).map(|w| w[0]..w[1]).collect()
+    let most = loads.iter().map(|l| l.tasks).max().unwrap_or(1).max(1);
+    let n = most.next_multiple_of(threads.max(1)).min(hi - lo) as u128;
+    let cost = |z: usize| -> u128 {
+        (loads.iter())
+            .filter(|l| l.planes.contains(&z))
+            .map(|l| l.per_plane as u128)
+            .sum()
+    };
+    let total: u128 = (lo..hi).map(cost).sum();
+    // Task k (1 to n - 1) ends at the plane boundary nearest to k / n of the work.
+    let (mut start, mut done, mut k) = (lo, 0u128, 1u128);
+    for z in lo..hi {
+        let c = cost(z);
+        while k < n && done + c >= k * total / n {
+            let target = k * total / n;
+            let end = if target.saturating_sub(done) < done + c - target {
+                z
+            } else {
+                z + 1
+            };
+            if end > start {
+                out.push(start..end);
+                start = end;
+            }
+            k += 1;
+        }
+        done += c;
+    }
+    if start < hi {
+        out.push(start..hi);
+    }
+    out
 }
 
 /// The tasks of a host run, on the stack up to 32.
 type TaskList = smallvec::SmallVec<[Range<usize>; 32]>;
 
 impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
-    /// Runs the group on the current rayon pool in its [`tasks`]: each task runs every member
-    /// on the task's planes of its box (cut to the launch's planes), in order, writing the
-    /// task's planes of the written fields only.
-    pub(crate) fn by_rows(self, chunk: impl Fn(&Region, usize) -> usize) -> Result<()> {
+    /// Runs the group on the current rayon pool of `threads` threads in its [`tasks`]: each
+    /// task runs every member on the task's planes of its box (cut to the launch's planes), in
+    /// order, writing the task's planes of the written fields only.
+    pub(crate) fn by_rows(
+        self,
+        chunk: impl Fn(&Region, usize) -> usize,
+        threads: usize,
+    ) -> Result<()> {
         use crate::HostAccessible;
         use rayon::prelude::*;
         let cuts: smallvec::SmallVec<[Cut; 32]> = (self.members.iter())
@@ -502,7 +579,7 @@ impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real> Group<'_, E, T> {
                 Some((grid, RowPlan::for_launch::<T>(&grid, m.wins.len())))
             })
             .collect();
-        let tasks = tasks(self.members, &cuts, chunk);
+        let tasks = tasks(self.members, &cuts, chunk, threads);
         // Each written field cut into the tasks' planes (an empty piece where its window has
         // none of them): `pieces[t * n + k]` is task `t`'s piece of `outs[k]`, `None` for the
         // fields no member writes, which are read whole from `whole`. One flat list, not a
@@ -614,4 +691,77 @@ fn run_task<E: ExecutionSpace, T: Real>(
         done?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{split_tasks, Load};
+    use std::ops::Range;
+
+    fn load(planes: Range<usize>, per_plane: usize, tasks: usize) -> Load {
+        Load {
+            planes,
+            per_plane,
+            tasks,
+        }
+    }
+
+    /// The work of each task: the sum over its planes of the loads there.
+    fn work(loads: &[Load], task: &Range<usize>) -> usize {
+        task.clone()
+            .map(|z| {
+                (loads.iter())
+                    .filter(|l| l.planes.contains(&z))
+                    .map(|l| l.per_plane)
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+
+    /// Tasks cover the loads' planes once, in order, none empty, and each holds its share of
+    /// the work to within one plane's work; the boundaries worked out by hand.
+    #[test]
+    fn tasks_get_equal_work_not_equal_planes() {
+        // Equal planes: halves.
+        let even = [load(0..32, 100, 2)];
+        assert_eq!(split_tasks(&even, 2).to_vec(), vec![0..16, 16..32]);
+        // A face of 10 heavy planes (400 = 300 + 100 a plane) over 40 light ones (100): 7000
+        // in all, 4 tasks (the light load's 3, rounded up to 2 threads), shares of 1750: the
+        // nearest boundaries give 1600, 2000, 1700 and 1700, where equal planes (10 each)
+        // would give 4000, 1000, 1000, 1000.
+        let face = [load(0..10, 300, 2), load(0..40, 100, 3)];
+        let tasks = split_tasks(&face, 2);
+        assert_eq!(tasks.to_vec(), vec![0..4, 4..9, 9..23, 23..40]);
+        let works: Vec<usize> = tasks.iter().map(|t| work(&face, t)).collect();
+        assert_eq!(works, vec![1600, 2000, 1700, 1700]);
+        // Two faces far apart (the bottom and top of a grid): one task each.
+        let apart = [load(0..10, 100, 1), load(30..40, 100, 1)];
+        assert_eq!(split_tasks(&apart, 2).to_vec(), vec![0..10, 10..40]);
+        // Fewer planes than threads: one task a plane at most.
+        assert_eq!(split_tasks(&[load(5..6, 100, 1)], 4).to_vec(), vec![5..6]);
+        assert_eq!(split_tasks(&[load(5..8, 100, 1)], 4).len(), 3);
+        assert!(split_tasks(&[], 2).is_empty());
+        // Any mix: a cover of the planes, each task within one plane's work of its share.
+        for threads in 1..=4 {
+            let mix = [
+                load(3..50, 40, 3),
+                load(3..12, 900, 2),
+                load(40..47, 250, 2),
+            ];
+            let tasks = split_tasks(&mix, threads);
+            assert_eq!(tasks.len() % threads, 0, "{threads} threads: {tasks:?}");
+            assert_eq!(tasks[0].start, 3);
+            assert_eq!(tasks.last().unwrap().end, 50);
+            assert!(tasks.windows(2).all(|w| w[0].end == w[1].start));
+            assert!(tasks.iter().all(|t| !t.is_empty()));
+            let total: usize = tasks.iter().map(|t| work(&mix, t)).sum();
+            for t in &tasks {
+                let share = total / tasks.len();
+                assert!(
+                    work(&mix, t).abs_diff(share) <= 940 + 1,
+                    "{t:?} of {tasks:?}"
+                );
+            }
+        }
+    }
 }
