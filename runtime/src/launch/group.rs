@@ -361,7 +361,7 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
 
     /// [`launch`](Self::launch) on the planes `planes` only (indices along the outermost
     /// axis: rows in 2D): every member runs on its box cut to them, those with no plane there
-    /// not at all. What it is for: a blocked time loop runs a group band after band with one
+    /// not at all (nor is anything launched when no member has one). What it is for: a blocked time loop runs a group band after band with one
     /// plan, whose few kB of metadata then stay in cache, rather than with a plan per band
     /// (a few hundred on the paper grid), each cold when its band comes round again
     /// (`docs/notes/pml-cost.md`, session m).
@@ -412,6 +412,11 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
                 "launch a group plan with fields shaped and placed as those it was made with, \
                  or make a new plan (GroupPlan::new)",
             ));
+        }
+        // No member has a plane there (the PML's second group in most bands of a blocked
+        // run): nothing to launch.
+        if self.members.iter().all(|m| cut(m.grid, &planes).is_none()) {
+            return Ok(());
         }
         let group = Group {
             members: &self.members,
