@@ -282,9 +282,9 @@ impl ExecutionSpace for Rayon {
     /// caller's: from outside the pool every launch had to be handed in and wait for a worker
     /// (a default `ppwave run` took 1.35 × less time). The price: while `f` runs, the pool's
     /// threads use their cores whether or not there is work, as OpenMP's active wait policy
-    /// does, each for a short while without work (`AWAKE_IDLE_LIMIT`; then rayon's policy again), and
-    /// not at all in a pool of more threads than the process has cores. A panic in `f`
-    /// releases them and reaches the caller.
+    /// does: each for a short while without work (`AWAKE_IDLE_LIMIT`, then rayon's policy
+    /// again), and not at all in a pool of more threads than the process has cores. A panic
+    /// in `f` releases them and reaches the caller.
     ///
     /// ```
     /// let r = ppstencil::Rayon::with_threads(2)?;
