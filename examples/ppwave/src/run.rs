@@ -667,7 +667,7 @@ pub(crate) fn write_seismogram<T: Real>(
 /// plan above being the one kept.
 pub(crate) fn time_blocking_json(
     blocking: Option<&ppstencil::wave::Blocking>,
-    trials: Option<&[ppstencil::solver::tuning::BandTrial]>,
+    tuner: Option<&ppstencil::solver::tuning::BandTuner>,
     dims: usize,
 ) -> serde_json::Value {
     let what = blocking.map(|b| b.to_string());
@@ -685,8 +685,9 @@ pub(crate) fn time_blocking_json(
     };
     json["llc_bytes"] = cache.llc.into();
     json["llc_source"] = cache.llc_source.to_string().into();
-    json["band_trials"] = trials.map_or(serde_json::Value::Null, |trials| {
-        trials
+    json["band_trials"] = tuner.map_or(serde_json::Value::Null, |tuner| {
+        tuner
+            .trials()
             .iter()
             .map(|t| {
                 let ms = t.per_step.map(|d| d.as_secs_f64() * 1e3);
@@ -831,7 +832,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "receivers": config.receivers.len(),
         "snapshot_every": config.snapshot_every,
         "time_block": config.time_block.name(),
-        "time_blocking": time_blocking_json(sim.blocking(), sim.band_tuner().map(|t| t.trials()), 2),
+        "time_blocking": time_blocking_json(sim.blocking(), sim.band_tuner(), 2),
         "snapshots": frames,
         "cfl": config.cfl(),
         "cfl_limit": limit,

@@ -157,7 +157,7 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
         "source_mode": config.source_mode.name(),
         "receivers": config.receivers_3d.len(),
         "time_block": config.time_block.name(),
-        "time_blocking": crate::run::time_blocking_json(sim.blocking(), sim.band_tuner().map(|t| t.trials()), 3),
+        "time_blocking": crate::run::time_blocking_json(sim.blocking(), sim.band_tuner(), 3),
         "snapshots": frames,
         "cfl": config.cfl(),
         "cfl_limit": limit,

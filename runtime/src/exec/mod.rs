@@ -235,6 +235,16 @@ impl Rayon {
         self
     }
 
+    /// Runs `f` in the private pool, if any (else where it is called, rayon's global pool
+    /// serving its parallel work): where one launch runs. Unlike
+    /// [`install`](ExecutionSpace::install) it keeps no thread awake.
+    fn in_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
+    }
+
     /// Number of threads kernels run on.
     pub fn threads(&self) -> usize {
         match &self.pool {
@@ -302,14 +312,10 @@ impl ExecutionSpace for Rayon {
 
     fn launch_group<T: Real>(&self, group: Group<'_, Self, T>) -> Result<()> {
         let size = std::mem::size_of::<T>();
-        let run = || {
+        self.in_pool(|| {
             let chunk = |grid: &Region, fields| self.rows_per_task(grid, fields, size);
             group.by_rows(chunk, self.threads())
-        };
-        match &self.pool {
-            Some(pool) => pool.install(run),
-            None => run(),
-        }
+        })
     }
 
     fn launch<S: Stencil, T: Real>(
@@ -323,10 +329,7 @@ impl ExecutionSpace for Rayon {
         let fields = outs.len() + ins.len();
         let chunk = self.rows_per_task(grid, fields, std::mem::size_of::<T>());
         let (mut o, i) = host_views(outs, ins);
-        match &self.pool {
-            Some(pool) => pool.install(|| S::rayon(grid, wins, &mut o, &i, reals, chunk)),
-            None => S::rayon(grid, wins, &mut o, &i, reals, chunk),
-        }
+        self.in_pool(|| S::rayon(grid, wins, &mut o, &i, reals, chunk))
     }
 }
 

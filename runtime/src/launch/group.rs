@@ -361,10 +361,10 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
 
     /// [`launch`](Self::launch) on the planes `planes` only (indices along the outermost
     /// axis: rows in 2D): every member runs on its box cut to them, those with no plane there
-    /// not at all (nor is anything launched when no member has one). What it is for: a blocked time loop runs a group band after band with one
-    /// plan, whose few kB of metadata then stay in cache, rather than with a plan per band
-    /// (a few hundred on the paper grid), each cold when its band comes round again
-    /// (`docs/notes/pml-cost.md`, session m).
+    /// not at all (nor is anything launched when no member has one). What it is for: a
+    /// blocked time loop runs a group band after band with one plan, whose few kB of metadata
+    /// then stay in cache, rather than with a plan per band (a few hundred on the paper grid),
+    /// each cold when its band comes round again (`docs/notes/pml-cost.md`, session m).
     ///
     /// The result is that of the members run one after another on their cut boxes, as for a
     /// whole launch: [`launch_group`]'s rule (a member reads what the group writes only in
@@ -532,17 +532,25 @@ fn split_tasks(loads: &[Load], threads: usize) -> TaskList {
     }
     let most = loads.iter().map(|l| l.tasks).max().unwrap_or(1).max(1);
     let n = most.next_multiple_of(threads.max(1)).min(hi - lo) as u128;
-    let cost = |z: usize| -> u128 {
-        (loads.iter())
-            .filter(|l| l.planes.contains(&z))
-            .map(|l| l.per_plane as u128)
-            .sum()
-    };
-    let total: u128 = (lo..hi).map(cost).sum();
+    // The work of each plane from `lo`: each load added where it starts and taken off where
+    // it ends, then summed along the planes (one pass, not a scan of the loads per plane:
+    // this runs on the launching thread at every launch).
+    let mut cost: smallvec::SmallVec<[u64; 128]> = smallvec::smallvec![0; hi - lo + 1];
+    for l in loads {
+        let (a, b) = (l.planes.start - lo, l.planes.end - lo);
+        cost[a] = cost[a].wrapping_add(l.per_plane as u64);
+        cost[b] = cost[b].wrapping_sub(l.per_plane as u64);
+    }
+    let mut sum = 0u64;
+    for c in &mut cost {
+        sum = sum.wrapping_add(*c);
+        *c = sum;
+    }
+    let total: u128 = cost[..hi - lo].iter().map(|&c| c as u128).sum();
     // Task k (1 to n - 1) ends at the plane boundary nearest to k / n of the work.
     let (mut start, mut done, mut k) = (lo, 0u128, 1u128);
     for z in lo..hi {
-        let c = cost(z);
+        let c = cost[z - lo] as u128;
         while k < n && done + c >= k * total / n {
             let target = k * total / n;
             let end = if target.saturating_sub(done) < done + c - target {
