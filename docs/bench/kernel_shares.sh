@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where a run's CPU time goes, per generated kernel, as shares of the fused step's time in
 # the same run: a ratio that does not move with the machine's memory bandwidth, unlike
-# wall-clock ratios taken minutes apart (see docs/notes/pml-cost.md).
+# wall-clock ratios taken minutes apart (see docs/design/0012-pml-storage-and-profiles.md).
 #
 # usage: docs/bench/kernel_shares.sh PPWAVE [ppwave run flags...]
 #   e.g. docs/bench/kernel_shares.sh target/release/ppwave --nt 400 --threads 1 \

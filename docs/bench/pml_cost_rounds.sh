@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 13's measurement of the PML's cost, with its noise floor measured in the same minutes.
+# The PML's cost per step against the rigid border's, with its noise floor measured in the
+# same minutes (docs/performance.md, "The cost of the PML").
 #
 #   docs/bench/pml_cost_rounds.sh [ROUNDS=10] [PAUSE_S=30] [PML_COST=build it]
 #
@@ -9,8 +10,7 @@
 #      stepped block by block in turns, once with each prepared first;
 #   2. `pml_cost 16 20 2 auto aa`: the control, the PML's step over an identical PML's in
 #      both orders as run 1 takes them, which would be 1 on a quiet machine. How far it is
-#      from 1 is what one run's ratio can be off by in those minutes (0.90-1.10 was seen on a
-#      loaded host with the one-order control of before session n).
+#      from 1 is what one run's ratio can be off by in those minutes.
 # Rounds are PAUSE_S seconds apart, so they sample the shared machine's states over a while.
 #
 # Prints one line per round (the ratio, the control, the rigid step and the triad) and at the
