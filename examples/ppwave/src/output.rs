@@ -1,43 +1,230 @@
-//! What `ppwave run` writes: the output directory (checked before the run, written under a
-//! temporary name and renamed into place when complete, removed after a failure; see
-//! [`OutputDir`]) and the PNG encoder of the pictures; the pictures themselves are drawn by
-//! [`figures`](crate::figures).
+//! What `ppwave run` writes: the output directory ([`OutputDir`]: checked before the run,
+//! written under a fresh name and moved into place only when complete) and the PNG encoder of
+//! the pictures; the pictures themselves are drawn by [`figures`](crate::figures).
+//!
+//! The rules every run keeps, whatever the file system:
+//! - finished results are never deleted because of where `--out` is: when the final rename
+//!   cannot be done, the complete directory is kept and the error names it;
+//! - `--overwrite` deletes only plain files that the previous run's `run.json` lists with
+//!   their size and fingerprint, and only the directories that run created;
+//! - every name a run makes next to or inside `--out` carries a random id and is created
+//!   exclusively, so names never collide (process ids repeat in containers); a partial
+//!   directory is removed by a later run only when its marker proves it is ppwave's and its
+//!   lock proves the run that made it is gone.
 
 use crate::BadInput;
 use anyhow::Context;
+use serde_json::Value;
 use std::fs::File;
-use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::io::{BufWriter, Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Component, Path, PathBuf};
 
-/// The marker file of a run in progress: present in `OUT.partial-<pid>/` until the run is
+/// The marker file of a run in progress: present in the partial directory until the run is
 /// complete, so a directory left by an interrupted run (SIGINT, SIGTERM, a crash) says so.
+/// The running process holds an exclusive `flock` on it: a later run that can take the lock
+/// knows the writer is gone.
 pub const INCOMPLETE: &str = "INCOMPLETE";
+
+/// The first words of every [`INCOMPLETE`] marker: what proves a directory is ppwave's.
+const MARKER_HEAD: &str = "ppwave run ";
+
+/// The name of the partial directory inside `--out` when it cannot be written beside it
+/// (a mount point, a parent without write permission): `.ppwave-partial-<id>`.
+const INSIDE_PREFIX: &str = ".ppwave-partial-";
+
+/// The largest `run.json` read when checking a previous run (a run's is a few kilobytes per
+/// thousand files it lists).
+const RUN_JSON_LIMIT: u64 = 64 << 20;
+
+/// Bytes hashed at each end of a file for its [`fingerprint`].
+const FINGERPRINT_SPAN: u64 = 1 << 20;
+
+/// Where a run's partial directory lies and how it becomes `--out`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// `OUT.partial-<id>` next to `--out`, renamed to it whole.
+    Beside,
+    /// `OUT/.ppwave-partial-<id>`, whose files are moved up one by one (run.json last): for
+    /// an `--out` that is a mount point or whose parent cannot be written.
+    Inside,
+}
 
 /// The output directory of one run, written all at once or not at all.
 ///
-/// The run writes into a fresh directory `OUT.partial-<pid>` next to `--out` (same parent,
-/// same file system), holding an [`INCOMPLETE`] marker; [`commit`](Self::commit) removes the
-/// marker and renames the directory to `--out`, so the outputs appear together, `run.json`
-/// included. A failed run removes its partial directory (and only it: it was created fresh)
-/// and leaves an existing `--out` untouched; an interrupted run leaves `OUT.partial-<pid>/`
-/// with the marker and without `run.json`. An existing, non-empty `--out` is refused unless
-/// `--overwrite` is given and it holds a previous ppwave run (its run.json's files and
-/// snapshots, nothing else); then the new directory replaces it whole when the run is
-/// complete, so two runs are never mixed.
+/// The run writes into a fresh partial directory holding an [`INCOMPLETE`] marker: beside
+/// `--out` (`OUT.partial-<id>`, renamed to `--out` when complete) or, where that rename
+/// cannot work (`--out` is a mount point, its parent is not writable), inside it
+/// (`OUT/.ppwave-partial-<id>`, whose files are moved up with `run.json` last). A symbolic
+/// link `--out` is followed: the run lands in the directory it points to and the link stays.
+/// A failed run removes its partial directory (only it: it was created fresh) and leaves an
+/// existing `--out` untouched; an interrupted run leaves its partial directory with the
+/// marker and without `run.json`; a complete run whose directory cannot be moved into place
+/// keeps it and says where. An existing, non-empty `--out` is refused unless `--overwrite`
+/// is given and it holds only a previous ppwave run's files ([`check_target`]).
 #[derive(Debug)]
 pub struct OutputDir {
-    /// `--out`, absolute.
+    /// `--out`, absolute, with a symbolic link at its end followed.
     target: PathBuf,
     /// Where the run writes until it is complete.
     staging: PathBuf,
+    /// Beside or inside `--out`.
+    place: Place,
     /// `--out` holds a previous run that [`commit`](Self::commit) replaces.
     replace: bool,
     /// Ancestors of `--out` this run created, deepest first (removed again on failure).
     created: Vec<PathBuf>,
     /// Files written, relative to the directory.
     written: Vec<PathBuf>,
-    /// Committed or abandoned: nothing left to clean up.
+    /// run.json's `outputs`: each file written (but run.json) with its size and fingerprint.
+    outputs: serde_json::Map<String, Value>,
+    /// This run's random id (in the partial directory's name, its marker and run.json).
+    run_id: String,
+    /// The open [`INCOMPLETE`] marker, locked while the run lives.
+    lock: Option<File>,
+    /// Committed, kept or abandoned: nothing left to clean up.
     closed: bool,
+}
+
+/// A random id of 16 hex digits: the process's randomly keyed hasher over the time, the
+/// process id and a counter, so that two processes (even with the same pid in two
+/// containers) draw different ids.
+fn random_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(now);
+    h.write_u32(std::process::id());
+    h.write_u64(COUNT.fetch_add(1, Ordering::Relaxed));
+    format!("{:016x}", h.finish())
+}
+
+/// `flock(LOCK_EX | LOCK_NB)` on `file`: true when taken (nobody else holds it).
+fn try_lock(file: &File) -> bool {
+    // SAFETY: flock only reads the descriptor, which `file` keeps open for the call.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// A file's size and fingerprint: FNV-1a (64 bits) over its size and its first and last
+/// [`FINGERPRINT_SPAN`] bytes (the whole file when smaller), as 16 hex digits. What proves a
+/// file in `--out` is the one a run wrote, without reading gigabytes of wavefield.
+pub fn fingerprint(path: &Path) -> std::io::Result<(u64, String)> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    eat(&len.to_le_bytes());
+    let mut buf = Vec::new();
+    (&mut file).take(FINGERPRINT_SPAN).read_to_end(&mut buf)?;
+    eat(&buf);
+    if len > FINGERPRINT_SPAN {
+        buf.clear();
+        file.seek(SeekFrom::Start(
+            len.saturating_sub(FINGERPRINT_SPAN).max(FINGERPRINT_SPAN),
+        ))?;
+        file.take(FINGERPRINT_SPAN).read_to_end(&mut buf)?;
+        eat(&buf);
+    }
+    Ok((len, format!("{hash:016x}")))
+}
+
+/// Whether `dir` is the partial directory of a ppwave run that is gone: a real directory
+/// whose [`INCOMPLETE`] marker starts with ppwave's words and whose lock nobody holds.
+fn is_stale_partial(dir: &Path) -> bool {
+    if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return false;
+    }
+    let marker = dir.join(INCOMPLETE);
+    if !std::fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(mut file) = File::open(&marker) else {
+        return false;
+    };
+    let mut head = [0u8; MARKER_HEAD.len()];
+    file.read_exact(&mut head).is_ok() && head == MARKER_HEAD.as_bytes() && try_lock(&file)
+}
+
+/// Removes the partial directories in `dir` whose names start with `prefix` and that
+/// [`is_stale_partial`] proves are a gone ppwave run's, saying so on stderr.
+fn remove_stale(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name();
+        if !name.to_string_lossy().starts_with(prefix) {
+            continue;
+        }
+        let path = e.path();
+        if is_stale_partial(&path) && std::fs::remove_dir_all(&path).is_ok() {
+            eprintln!(
+                "note: removed {}, the partial directory of an interrupted ppwave run",
+                path.display()
+            );
+        }
+    }
+}
+
+/// `--out` as a run writes it: a symbolic link at its end followed. Refuses a path that names
+/// the current directory or one above it, and a link to nothing.
+fn resolve(target: &Path) -> anyhow::Result<PathBuf> {
+    let bad = |what: String| BadInput(format!("--out {}: {what}", target.display()));
+    if matches!(
+        target.components().next_back(),
+        None | Some(Component::CurDir | Component::ParentDir | Component::RootDir)
+    ) || target.parent().is_none_or(|p| p.as_os_str().is_empty())
+    {
+        return Err(bad(
+            "names no directory of its own; choose a new directory, e.g. --out ppwave-out".into(),
+        )
+        .into());
+    }
+    let real = match std::fs::symlink_metadata(target) {
+        Ok(m) if m.file_type().is_symlink() => target.canonicalize().map_err(|e| {
+            bad(format!(
+                "is a symbolic link to a path that cannot be followed ({e}); create the \
+                 directory it points to, or choose another --out"
+            ))
+        })?,
+        _ => target.to_path_buf(),
+    };
+    if let (Ok(cwd), Ok(canon)) = (
+        std::env::current_dir().and_then(|d| d.canonicalize()),
+        real.canonicalize(),
+    ) {
+        if cwd.starts_with(&canon) {
+            return Err(bad(
+                "is the current directory or holds it; a run's outputs go into a directory of \
+                 their own: choose a new one, e.g. --out ppwave-out"
+                    .into(),
+            )
+            .into());
+        }
+    }
+    Ok(real)
+}
+
+/// The entries of `dir` that count as its content: all but ppwave's partial directories
+/// inside it (`.ppwave-partial-*`, a live run's or an interrupted one's).
+fn content(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with(INSIDE_PREFIX))
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// Whether `--out` holds a previous run to replace: checks it before anything is written.
@@ -48,39 +235,40 @@ pub fn check_target(
     overwrite: bool,
     inputs: &[(&str, &Path)],
 ) -> anyhow::Result<bool> {
-    let bad = |what: String| BadInput(format!("--out {}: {what}", target.display()));
-    if target.parent().is_none_or(|p| p.as_os_str().is_empty()) {
-        return Err(
-            bad("has no parent directory; choose a directory below another one".into()).into(),
-        );
+    let real = resolve(target)?;
+    inspect(target, &real, overwrite, inputs).map(|prev| prev.is_some())
+}
+
+/// [`check_target`] of `real` (`--out` resolved, `shown` as given): the previous run's
+/// files to replace, `None` when `--out` is new or empty.
+fn inspect(
+    shown: &Path,
+    real: &Path,
+    overwrite: bool,
+    inputs: &[(&str, &Path)],
+) -> anyhow::Result<Option<PreviousRun>> {
+    let bad = |what: String| BadInput(format!("--out {}: {what}", shown.display()));
+    if !real.exists() {
+        return Ok(None);
     }
-    if !target.exists() {
-        return Ok(false);
-    }
-    if !target.is_dir() {
+    if !real.is_dir() {
         return Err(bad("exists and is not a directory; choose a directory path".into()).into());
     }
-    let canon = target
-        .canonicalize()
-        .context(bad("cannot be read".into()))?;
+    let canon = real.canonicalize().context(bad("cannot be read".into()))?;
     for (flag, input) in inputs {
         if input.canonicalize().is_ok_and(|i| i.starts_with(&canon)) {
             return Err(BadInput(format!(
                 "{flag} {} lies inside --out {}: a run never overwrites its input, and its \
                  outputs replace that directory; move the file out of it or choose another --out",
                 input.display(),
-                target.display()
+                shown.display()
             ))
             .into());
         }
     }
-    let entries: Vec<String> = std::fs::read_dir(target)
-        .context(bad("cannot be read".into()))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let entries = content(real).context(bad("cannot be read".into()))?;
     if entries.is_empty() {
-        return Ok(false);
+        return Ok(None);
     }
     if !overwrite {
         return Err(bad(format!(
@@ -88,68 +276,173 @@ pub fn check_target(
              files: choose a new or empty --out, or add --overwrite to replace a previous \
              ppwave run's directory",
             entries.len(),
-            entries.iter().min().map_or("", String::as_str)
+            entries[0]
         ))
         .into());
     }
-    if let Some(stranger) = not_a_previous_run(target, &entries) {
-        return Err(bad(format!(
-            "--overwrite replaces only a previous ppwave run's directory, but `{stranger}` is \
-             not one of the files its run.json lists; move it away or choose another --out"
+    previous_run(real, &entries).map(Some).map_err(|why| {
+        bad(format!(
+            "--overwrite replaces only the files a previous ppwave run wrote, but {why}; \
+                 nothing was deleted: move it away or choose another --out"
         ))
-        .into());
-    }
-    Ok(true)
+        .into()
+    })
 }
 
-/// The first entry of `dir` (named `entries`) that is not an output of the ppwave run its
-/// run.json describes (`run.json` missing or not ppwave's: `run.json` itself).
-fn not_a_previous_run(dir: &Path, entries: &[String]) -> Option<String> {
-    let json: Option<serde_json::Value> = std::fs::read_to_string(dir.join("run.json"))
+/// A previous run's files in `--out`, each proven to be what its run.json records.
+#[derive(Debug)]
+struct PreviousRun {
+    /// Plain files, relative to the directory, run.json last.
+    files: Vec<String>,
+    /// Directories the run created (`snapshots`, `shot-0001`, ...).
+    dirs: Vec<String>,
+}
+
+/// The files of `dir` (named `entries`) proven to be the previous run's: `run.json` a plain
+/// ppwave run.json with an `outputs` list, and every other entry a plain file that list
+/// records with the same size and fingerprint, or a real directory holding only such files.
+/// The error says which entry is not the run's, and why.
+fn previous_run(dir: &Path, entries: &[String]) -> Result<PreviousRun, String> {
+    let json_path = dir.join("run.json");
+    match std::fs::symlink_metadata(&json_path) {
+        Err(_) => return Err("it holds no run.json, so it is not a ppwave run's directory".into()),
+        Ok(m) if !m.is_file() => return Err("`run.json` is not a plain file".into()),
+        Ok(m) if m.len() > RUN_JSON_LIMIT => return Err("`run.json` is too large".into()),
+        Ok(_) => {}
+    }
+    let json: Value = std::fs::read_to_string(&json_path)
         .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let files: Vec<String> = match &json {
-        Some(j) if j["program"] == "ppwave" => j["files"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f.as_str().map(str::to_string))
-            .collect(),
-        _ => return Some("run.json".into()),
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .filter(|j: &Value| j["program"] == "ppwave")
+        .ok_or("`run.json` is not a run.json written by ppwave")?;
+    let outputs = json["outputs"].as_object().ok_or(
+        "`run.json` records no `outputs` (the size and fingerprint of each file), so its \
+         files cannot be told from yours (an older ppwave's run, or a copied run.json)",
+    )?;
+    let check = |rel: &str| -> Result<(), String> {
+        let rec = outputs
+            .get(rel)
+            .ok_or_else(|| format!("`{rel}` is not one of the files its run.json lists"))?;
+        let path = dir.join(rel);
+        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            return Err(format!(
+                "`{rel}` is not a plain file (a run writes only plain files)"
+            ));
+        }
+        let (bytes, print) =
+            fingerprint(&path).map_err(|e| format!("`{rel}` cannot be read ({e})"))?;
+        if rec["bytes"] != bytes || rec["fingerprint"] != print.as_str() {
+            return Err(format!(
+                "`{rel}` is not the file the run wrote (its size or content differs from what \
+                 run.json records)"
+            ));
+        }
+        Ok(())
     };
-    let is_frame = |n: &str| {
-        let (stem, ext) = n.rsplit_once('.').unwrap_or((n, ""));
-        (ext == "npy" || ext == "png")
-            && !stem.is_empty()
-            && stem.bytes().all(|b| b.is_ascii_digit())
+    let mut prev = PreviousRun {
+        files: Vec::new(),
+        dirs: Vec::new(),
     };
-    for e in entries {
-        if e == "snapshots" {
-            let frames = std::fs::read_dir(dir.join(e)).ok()?;
-            for f in frames.filter_map(|f| f.ok()) {
-                let name = f.file_name().to_string_lossy().into_owned();
-                if !is_frame(&name) {
-                    return Some(format!("snapshots/{name}"));
-                }
+    for name in entries.iter().filter(|n| *n != "run.json") {
+        let path = dir.join(name);
+        let inside = format!("{name}/");
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if is_dir && outputs.keys().any(|k| k.starts_with(&inside)) {
+            let subs =
+                std::fs::read_dir(&path).map_err(|e| format!("`{name}/` cannot be read ({e})"))?;
+            for sub in subs.filter_map(Result::ok) {
+                let rel = format!("{inside}{}", sub.file_name().to_string_lossy());
+                check(&rel)?;
+                prev.files.push(rel);
             }
-        } else if !files.contains(e) {
-            return Some(e.clone());
+            prev.dirs.push(name.clone());
+        } else if is_dir {
+            return Err(format!("`{name}/` is a directory the run did not create"));
+        } else {
+            check(name)?;
+            prev.files.push(name.clone());
         }
     }
-    None
+    prev.files.push("run.json".into());
+    Ok(prev)
+}
+
+/// Deletes `prev`'s files and then its directories (each only when empty) from `dir`, and
+/// `dir` itself when `remove_dir` and empty. Returns whether nothing is left.
+fn delete_previous(dir: &Path, prev: &PreviousRun, remove_dir: bool) -> bool {
+    for f in &prev.files {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    let mut ok = true;
+    for d in &prev.dirs {
+        ok &= std::fs::remove_dir(dir.join(d)).is_ok();
+    }
+    if remove_dir {
+        ok &= std::fs::remove_dir(dir).is_ok();
+    }
+    ok
+}
+
+/// Whether `dir` is a mount point: its device differs from its parent's, it is `/`, or
+/// `/proc/self/mountinfo` lists it (a bind mount of the same file system, as a container's
+/// `-v host:/out`). Files cannot be renamed across it, so the run writes inside it.
+fn is_mount_point(dir: &Path) -> bool {
+    let (Ok(m), Some(parent)) = (std::fs::metadata(dir), dir.parent()) else {
+        return false;
+    };
+    if std::fs::metadata(parent).is_ok_and(|p| p.dev() != m.dev() || p.ino() == m.ino()) {
+        return true;
+    }
+    let (Ok(canon), Ok(info)) = (
+        dir.canonicalize(),
+        std::fs::read_to_string("/proc/self/mountinfo"),
+    ) else {
+        return false;
+    };
+    info.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .any(|point| Path::new(&unescape_mountinfo(point)) == canon)
+}
+
+/// A mount point as `/proc/self/mountinfo` writes it, with its `\NNN` octal escapes (space,
+/// tab, newline, backslash) decoded.
+fn unescape_mountinfo(field: &str) -> String {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push(
+                    d.iter()
+                        .fold(0u8, |v, c| v.wrapping_mul(8).wrapping_add(c - b'0')),
+                );
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl OutputDir {
-    /// Checks `--out` ([`check_target`]), creates its parent if needed and the fresh
-    /// directory `OUT.partial-<pid>` with the [`INCOMPLETE`] marker (which also proves the
-    /// place writable).
+    /// Checks `--out` ([`check_target`]), removes the partial directories of gone runs next
+    /// to (or inside) it, creates its parent if needed and the fresh partial directory with
+    /// the locked [`INCOMPLETE`] marker (which also proves the place writable).
     pub fn prepare(
         path: &Path,
         overwrite: bool,
         inputs: &[(&str, &Path)],
     ) -> anyhow::Result<OutputDir> {
-        let target = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let replace = check_target(&target, overwrite, inputs)?;
+        let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let target = resolve(&shown)?;
+        let replace = inspect(&shown, &target, overwrite, inputs)?.is_some();
         let bad = |what: &str| BadInput(format!("--out {}: {what}", path.display()));
         let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
             return Err(bad("names no directory; choose a directory path").into());
@@ -157,48 +450,88 @@ impl OutputDir {
         if parent.exists() && !parent.is_dir() {
             return Err(bad("lies below a file, not a directory; choose a directory path").into());
         }
+        let name = name.to_string_lossy().into_owned();
         let created: Vec<PathBuf> = parent
             .ancestors()
             .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
             .map(Path::to_path_buf)
             .collect();
+        let run_id = random_id();
         let mut dir = OutputDir {
-            staging: parent.join(format!(
-                "{}.partial-{}",
-                name.to_string_lossy(),
-                std::process::id()
-            )),
+            staging: parent.join(format!("{name}.partial-{run_id}")),
+            place: Place::Beside,
             target: target.clone(),
             replace,
             created,
             written: Vec::new(),
-            closed: false,
+            outputs: serde_json::Map::new(),
+            run_id,
+            lock: None,
+            closed: true,
         };
         if let Err(e) = std::fs::create_dir_all(parent) {
             dir.abandon_ref();
             return Err(anyhow::Error::new(e)
                 .context(bad("cannot create the directory; choose a writable path")));
         }
-        if let Err(e) = std::fs::create_dir(&dir.staging) {
-            dir.closed = e.kind() == std::io::ErrorKind::AlreadyExists;
-            dir.abandon_ref();
-            return Err(anyhow::Error::new(e).context(bad(
-                "cannot create the run's directory next to it; choose a writable path",
-            )));
+        let existing = target.is_dir();
+        if existing && is_mount_point(&target) {
+            dir.place = Place::Inside;
+        } else {
+            remove_stale(parent, &format!("{name}.partial-"));
+            match std::fs::create_dir(&dir.staging) {
+                Ok(()) => dir.closed = false,
+                // The parent takes no new entry (read-only, no permission): write inside.
+                Err(_) if existing => dir.place = Place::Inside,
+                Err(e) => {
+                    dir.abandon_ref();
+                    return Err(anyhow::Error::new(e).context(bad(
+                        "cannot create the run's directory next to it; choose a writable path",
+                    )));
+                }
+            }
         }
-        let marker = format!(
-            "ppwave run (process {}) writing {}: until this file is gone the directory is \
-             incomplete; when the run completes it is renamed to {}\n",
-            std::process::id(),
-            dir.staging.display(),
-            target.display()
-        );
-        if let Err(e) = std::fs::write(dir.staging.join(INCOMPLETE), marker) {
+        if dir.place == Place::Inside {
+            remove_stale(&target, INSIDE_PREFIX);
+            dir.staging = target.join(format!("{INSIDE_PREFIX}{}", dir.run_id));
+            if let Err(e) = std::fs::create_dir(&dir.staging) {
+                dir.abandon_ref();
+                return Err(anyhow::Error::new(e).context(bad(
+                    "cannot create the run's directory inside it; choose a writable path",
+                )));
+            }
+            dir.closed = false;
+        }
+        if let Err(e) = dir.mark() {
             dir.abandon_ref();
-            return Err(anyhow::Error::new(e)
-                .context(bad("the directory is not writable; choose a writable path")));
+            return Err(e.context(bad("the directory is not writable; choose a writable path")));
         }
         Ok(dir)
+    }
+
+    /// Writes the [`INCOMPLETE`] marker: created under another name, locked, filled, then
+    /// renamed, so that no other run ever sees an unlocked marker of a live run.
+    fn mark(&mut self) -> anyhow::Result<()> {
+        let fresh = self.staging.join(format!("{INCOMPLETE}.new"));
+        let mut file = File::options().write(true).create_new(true).open(&fresh)?;
+        anyhow::ensure!(try_lock(&file), "cannot lock {}", fresh.display());
+        let text = format!(
+            "{MARKER_HEAD}{} (process {}) writing {}: until this file is gone the directory \
+             is incomplete; when the run completes its files go to {}\n",
+            self.run_id,
+            std::process::id(),
+            self.staging.display(),
+            self.target.display()
+        );
+        std::io::Write::write_all(&mut file, text.as_bytes())?;
+        std::fs::rename(&fresh, self.staging.join(INCOMPLETE))?;
+        self.lock = Some(file);
+        Ok(())
+    }
+
+    /// This run's random id (recorded in run.json as `run_id`).
+    pub fn run_id(&self) -> &str {
+        &self.run_id
     }
 
     /// Creates the subdirectory `name`.
@@ -229,8 +562,11 @@ impl OutputDir {
         &self.written
     }
 
-    /// Writes file `name` with `write(path)`, recording it; on failure removes everything this
-    /// run wrote (its whole partial directory).
+    /// Writes file `name` with `write(path)`, recording it with its size and fingerprint; on
+    /// failure removes everything this run wrote (its whole partial directory). `run.json`
+    /// also gets the run's id (`run_id`) and the record of every other file written
+    /// (`outputs`: `{"bytes", "fingerprint"}` per path), which prove to a later
+    /// `--overwrite` which files are this run's.
     pub fn write(
         &mut self,
         name: &str,
@@ -238,7 +574,20 @@ impl OutputDir {
     ) -> anyhow::Result<PathBuf> {
         let file = self.staging.join(name);
         self.written.push(PathBuf::from(name));
-        match write(&file) {
+        let done = write(&file).and_then(|()| {
+            if name == "run.json" {
+                self.seal_run_json(&file)
+            } else {
+                let (bytes, print) = fingerprint(&file)
+                    .with_context(|| format!("{}: cannot read it back", file.display()))?;
+                self.outputs.insert(
+                    name.to_string(),
+                    serde_json::json!({"bytes": bytes, "fingerprint": print}),
+                );
+                Ok(())
+            }
+        });
+        match done {
             Ok(()) => Ok(self.target.join(name)),
             Err(e) => {
                 self.abandon_ref();
@@ -247,45 +596,152 @@ impl OutputDir {
         }
     }
 
-    /// Completes the run: removes the [`INCOMPLETE`] marker and renames the directory to
-    /// `--out` (replacing the previous run's directory with `--overwrite`). Returns the files
-    /// written, at their final paths.
+    /// Adds `run_id` and `outputs` to the JSON object in `file` (a run.json just written).
+    fn seal_run_json(&self, file: &Path) -> anyhow::Result<()> {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("{}: cannot read it back", file.display()))?;
+        let mut json: Value = serde_json::from_str(&text)?;
+        if let Some(obj) = json.as_object_mut() {
+            obj.insert("run_id".into(), self.run_id.clone().into());
+            obj.insert("outputs".into(), Value::Object(self.outputs.clone()));
+        }
+        std::fs::write(file, serde_json::to_string_pretty(&json)? + "\n")
+            .with_context(|| format!("{}: cannot write", file.display()))
+    }
+
+    /// Completes the run: moves its files to `--out` (replacing the previous run's files
+    /// with `--overwrite`) and removes the [`INCOMPLETE`] marker. Returns the files written,
+    /// at their final paths. When the move cannot be done, the complete directory is kept
+    /// (marker removed, run.json in it) and the error names it.
     pub fn commit(mut self) -> anyhow::Result<Vec<PathBuf>> {
         let shown = self.target.display().to_string();
-        let fail = |e: std::io::Error, what: String| {
-            anyhow::Error::new(e).context(format!("--out {shown}: {what}"))
+        let fail = |e: anyhow::Error, what: String| e.context(format!("--out {shown}: {what}"));
+        // What is in --out now: the previous run (checked again: the run may have been long).
+        let prev = match inspect(&self.target, &self.target, self.replace, &[]) {
+            Ok(prev) => prev,
+            Err(e) => return Err(self.keep(e, "--out changed during the run")),
         };
-        if let Err(e) = std::fs::remove_file(self.staging.join(INCOMPLETE)) {
-            self.abandon_ref();
-            return Err(fail(e, "cannot complete the run's directory".into()));
+        if prev.is_some() != self.replace && self.target.exists() {
+            let e = anyhow::anyhow!("--out is no longer what it was when the run started");
+            return Err(self.keep(e, "--out changed during the run"));
         }
+        match self.place {
+            Place::Beside => self.commit_beside(prev),
+            Place::Inside => self.commit_inside(prev),
+        }
+        .map_err(|e| {
+            fail(
+                e,
+                "the run is complete but its files could not be put there".into(),
+            )
+        })
+    }
+
+    /// Keeps the complete partial directory (without its marker) after `e`, whose context
+    /// says what happened and where the results are.
+    fn keep(&mut self, e: anyhow::Error, what: &str) -> anyhow::Error {
+        let _ = std::fs::remove_file(self.staging.join(INCOMPLETE));
+        self.lock = None;
+        self.closed = true;
+        e.context(format!(
+            "--out {}: {what}; the run is complete and its results are kept in {}: move them \
+             where you want them",
+            self.target.display(),
+            self.staging.display()
+        ))
+    }
+
+    /// [`commit`](Self::commit) beside `--out`: one rename (the previous run moved aside to
+    /// a fresh `OUT.replaced-<id>` first, and its checked files deleted after).
+    fn commit_beside(&mut self, prev: Option<PreviousRun>) -> anyhow::Result<Vec<PathBuf>> {
+        if let Err(e) = std::fs::remove_file(self.staging.join(INCOMPLETE)) {
+            return Err(self.keep(e.into(), "cannot complete the run's directory"));
+        }
+        let name = self
+            .target
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let old = self
-            .staging
-            .with_extension(format!("replaced-{}", std::process::id()));
-        if self.replace {
-            if let Err(e) = std::fs::rename(&self.target, &old) {
-                self.abandon_ref();
-                return Err(fail(e, "cannot move the previous run away".into()));
+            .target
+            .with_file_name(format!("{name}.replaced-{}", self.run_id));
+        if prev.is_some() {
+            // Created exclusively, so the rename below replaces only this run's empty directory.
+            let moved =
+                std::fs::create_dir(&old).and_then(|()| std::fs::rename(&self.target, &old));
+            if moved.is_err() {
+                // A mount point cannot be moved (EBUSY): replace its files instead.
+                let _ = std::fs::remove_dir(&old);
+                return self.commit_inside(prev);
             }
         } else if self.target.is_dir() {
-            // Empty (checked before the run): make room for the rename.
+            // Empty (checked): make room for the rename. A mount point stays (EBUSY).
             let _ = std::fs::remove_dir(&self.target);
         }
         if let Err(e) = std::fs::rename(&self.staging, &self.target) {
-            if self.replace {
+            if prev.is_some() {
                 let _ = std::fs::rename(&old, &self.target);
             }
-            self.abandon_ref();
-            return Err(fail(
-                e,
-                format!("cannot rename {} to it", self.staging.display()),
+            if self.target.is_dir() {
+                // --out stayed (a mount point of the same file system): move the files in.
+                let prev = prev.and_then(|_| {
+                    inspect(&self.target, &self.target, true, &[])
+                        .ok()
+                        .flatten()
+                });
+                return self.commit_inside(prev);
+            }
+            let what = format!("cannot rename {} to it", self.staging.display());
+            return Err(self.keep(e.into(), &what));
+        }
+        self.lock = None;
+        self.closed = true;
+        if let Some(prev) = prev {
+            if !delete_previous(&old, &prev, true) {
+                eprintln!(
+                    "warning: kept {}: the previous run's directory now holds files it did not \
+                     write",
+                    old.display()
+                );
+            }
+        }
+        Ok(self.written.iter().map(|f| self.target.join(f)).collect())
+    }
+
+    /// [`commit`](Self::commit) file by file, for a partial directory inside `--out` or for
+    /// an `--out` that cannot be renamed (a mount point): the previous run's checked files
+    /// deleted, then each new entry moved into `--out` with run.json last, then the marker
+    /// and the partial directory removed. A move that fails (another file system) keeps the
+    /// rest in the partial directory and says so.
+    fn commit_inside(&mut self, prev: Option<PreviousRun>) -> anyhow::Result<Vec<PathBuf>> {
+        if let Some(prev) = &prev {
+            delete_previous(&self.target, prev, false);
+        }
+        // A marker was removed before a rename that then failed: put it back.
+        if !self.staging.join(INCOMPLETE).exists() && self.mark().is_err() {
+            return Err(self.keep(
+                anyhow::anyhow!("cannot mark the run's directory"),
+                "cannot move the files in",
             ));
         }
-        self.closed = true;
-        if self.replace {
-            // The previous run's files (checked: only those its run.json lists), now replaced.
-            let _ = std::fs::remove_dir_all(&old);
+        let mut tops: Vec<String> = self
+            .written
+            .iter()
+            .filter_map(|f| f.components().next())
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        tops.dedup();
+        tops.sort_by_key(|t| t == "run.json");
+        tops.dedup();
+        for top in &tops {
+            if let Err(e) = std::fs::rename(self.staging.join(top), self.target.join(top)) {
+                let what = format!("cannot move {top} into it");
+                return Err(self.keep(e.into(), &what));
+            }
         }
+        let _ = std::fs::remove_file(self.staging.join(INCOMPLETE));
+        self.lock = None;
+        let _ = std::fs::remove_dir(&self.staging);
+        self.closed = true;
         Ok(self.written.iter().map(|f| self.target.join(f)).collect())
     }
 
@@ -300,6 +756,7 @@ impl OutputDir {
             let _ = std::fs::remove_dir_all(&self.staging);
             self.closed = true;
         }
+        self.lock = None;
         for d in self.created.drain(..) {
             // Only succeeds when empty: never removes anything that was not ours.
             let _ = std::fs::remove_dir(d);
@@ -393,6 +850,35 @@ mod tests {
             1,
             "no partial dirs"
         );
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    #[test]
+    fn a_complete_run_that_cannot_be_moved_into_place_is_kept() {
+        let root = std::env::temp_dir().join(format!("ppwave-outkeep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let target = root.join("out");
+        let mut dir = OutputDir::prepare(&target, false, &[]).expect("prepare");
+        dir.write("x.npy", |f| Ok(std::fs::write(f, "x")?))
+            .expect("write");
+        dir.write("run.json", |f| {
+            Ok(std::fs::write(f, "{\"program\": \"ppwave\"}")?)
+        })
+        .expect("run.json");
+        let staging = dir.staging().to_path_buf();
+        // During the run, the user puts a file where the run was to go.
+        std::fs::create_dir_all(&target).expect("mkdir");
+        std::fs::write(target.join("mine.txt"), "mine").expect("write");
+        let e = format!("{:#}", dir.commit().expect_err("cannot be put there"));
+        assert!(e.contains(&staging.display().to_string()), "{e}");
+        assert!(!staging.join(INCOMPLETE).exists(), "complete: no marker");
+        assert_eq!(std::fs::read(staging.join("x.npy")).expect("kept"), b"x");
+        let json: Value =
+            serde_json::from_str(&std::fs::read_to_string(staging.join("run.json")).unwrap())
+                .unwrap();
+        assert_eq!(json["outputs"]["x.npy"]["bytes"], 1);
+        assert_eq!(json["run_id"].as_str().map(str::len), Some(16));
+        assert_eq!(std::fs::read(target.join("mine.txt")).unwrap(), b"mine");
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 }

@@ -152,12 +152,17 @@ fn an_empty_out_directory_is_used() {
     assert!(out.join("run.json").exists());
 }
 
-/// The partial directory of `out` written by process `pid`.
-fn partial(out: &Path, pid: u32) -> PathBuf {
-    out.with_file_name(format!(
-        "{}.partial-{pid}",
-        out.file_name().unwrap().to_string_lossy()
-    ))
+/// The partial directory of `out` whose marker names process `pid` (its name carries a
+/// random id), if there is one yet.
+fn partial(out: &Path, pid: u32) -> Option<PathBuf> {
+    leftovers(out)
+        .into_iter()
+        .filter(|n| n.contains(".partial-"))
+        .map(|n| out.with_file_name(n))
+        .find(|d| {
+            std::fs::read_to_string(d.join("INCOMPLETE"))
+                .is_ok_and(|t| t.contains(&format!("(process {pid})")))
+        })
 }
 
 #[test]
@@ -227,13 +232,16 @@ fn an_interrupted_run_is_recognisable_and_leaves_out_alone() {
         }
         let mut child = Reap(child);
         let child = &mut child.0;
-        let dir = partial(&out, child.id());
         let t0 = Instant::now();
-        while !dir.join("snapshots/00010.npy").exists() {
+        let dir = loop {
+            match partial(&out, child.id()) {
+                Some(d) if d.join("snapshots/00010.npy").exists() => break d,
+                _ => {}
+            }
             assert!(t0.elapsed() < Duration::from_secs(60), "no frame written");
             assert!(child.try_wait().unwrap().is_none(), "ended early");
             std::thread::sleep(Duration::from_millis(20));
-        }
+        };
         let killed = Command::new("kill")
             .args([&format!("-{signal}"), &child.id().to_string()])
             .status()
