@@ -14,6 +14,7 @@ pub mod cref;
 pub mod dist;
 pub mod figures;
 pub mod gen;
+pub mod inputs;
 pub mod output;
 pub mod run;
 pub mod run3d;
