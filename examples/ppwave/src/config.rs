@@ -38,14 +38,11 @@ pub fn nearest_key(key: &str) -> Option<&'static str> {
         .map(|(_, k)| k)
 }
 
-/// Reads `path` as a `ppwave run` config file.
+/// Reads `path` as a `ppwave run` config file (a regular file of at most
+/// [`TEXT_LIMIT`](crate::inputs::TEXT_LIMIT) bytes of UTF-8 text).
 pub fn load(path: &Path) -> anyhow::Result<RunArgs> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        BadInput(format!(
-            "--config {shown}: cannot read the file ({e}); give an existing TOML file"
-        ))
-    })?;
+    let text = crate::inputs::read_text("--config", path, "a TOML config file")?;
     // The run.json a run wrote repeats it: its "config" object holds the same keys.
     if text.trim_start().starts_with('{') {
         let table = from_run_json(&text).map_err(|why| {

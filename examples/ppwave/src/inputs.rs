@@ -42,9 +42,9 @@ pub fn open_regular(flag: &str, path: &Path) -> anyhow::Result<(File, u64)> {
         .open(path)
         .map_err(|e| {
             let what = if e.kind() == std::io::ErrorKind::NotFound {
-                "no such file".to_string()
+                "cannot read it: no such file".to_string()
             } else {
-                format!("cannot open it ({e})")
+                format!("cannot read it ({e})")
             };
             BadInput(format!(
                 "{flag} {shown}: {what}; give an existing regular file"

@@ -174,6 +174,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     let model = match &o.velocity {
         Some(path) if o.ny.is_some() => {
             let shown = path.display();
+            crate::inputs::check_npy("--velocity", path).map_err(origin)?;
             let field: ppstencil::ScalarField<ppstencil::MemSpaceHost, f64, 3> =
                 io::read_npy(path).map_err(|e| {
                     origin(BadInput(format!("invalid --velocity: {e}; a 3D run (--ny) needs a 3D (nz, ny, nx) float32 or float64 .npy file of velocities in m/s")).into())
@@ -200,6 +201,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         }
         Some(path) => {
             let shown = path.display();
+            crate::inputs::check_npy("--velocity", path).map_err(origin)?;
             let field: HostField<f64> = io::read_npy(path).map_err(|e| {
                 origin(BadInput(format!("invalid --velocity: {e}; give a 2D float32 or float64 .npy file of velocities in m/s (a 3D model needs --ny)")).into())
             })?;
@@ -272,9 +274,8 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         if o.ny.is_some() {
             return Err(origin(BadInput(format!("invalid --receiver-file {shown}: receiver files hold 2D `z x` positions; a 3D run (--ny) takes --receivers Z:Y:X0:X1:STEP lines")).into()));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            origin(BadInput(format!("invalid --receiver-file {shown}: cannot read it ({e}); give a text file of `z x` lines")).into())
-        })?;
+        let text =
+            crate::inputs::read_text("--receiver-file", path, "a receiver file").map_err(origin)?;
         let positions = ppstencil::receivers::parse_positions(&text).map_err(|e| {
             origin(BadInput(format!("invalid --receiver-file {shown}: {e}")).into())
         })?;
