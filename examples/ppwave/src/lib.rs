@@ -19,6 +19,7 @@ pub mod output;
 pub mod run;
 pub mod run3d;
 pub mod shots;
+pub mod zeros;
 
 use std::fmt;
 

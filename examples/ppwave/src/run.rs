@@ -316,6 +316,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
             }
         })
         .collect();
+    warnings.extend(crate::zeros::check(&config).map_err(origin)?);
     // Fields of the time loop (velocity, p, pold, pnew, kv2 or pxx + pzz, the damping) plus
     // the host copies of the results: refuse grids whose size does not even fit in an address.
     let bytes = match o.precision() {
@@ -802,6 +803,11 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         .chain(["run.json".to_string()])
         .collect();
     let limit = cfl_limit_for(config.space_order)?;
+    let mut warnings = plan.warnings.clone();
+    if let Some(w) = crate::zeros::after_run(max_abs(&p)) {
+        eprintln!("warning: {w}");
+        warnings.push(w);
+    }
     let json = serde_json::json!({
         "program": "ppwave",
         "ppstencil_version": ppstencil::VERSION,
@@ -821,7 +827,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "vmin": config.velocity.is_none().then_some(config.vmin),
         "vmax": config.vmax(),
         "model": plan.model,
-        "warnings": plan.warnings,
+        "warnings": warnings,
         "velocity_file": o.velocity,
         "layers": config.layers.iter().map(|l| serde_json::json!({"z0": l.z0, "z1": l.z1, "velocity": l.velocity})).collect::<Vec<_>>(),
         "space_order": config.space_order,

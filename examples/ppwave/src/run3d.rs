@@ -128,6 +128,11 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
         .as_slice()
         .iter()
         .fold(0.0f64, |m, x| m.max(x.to_f64().abs()));
+    let mut warnings = plan.warnings.clone();
+    if let Some(w) = crate::zeros::after_run(max_abs) {
+        eprintln!("warning: {w}");
+        warnings.push(w);
+    }
     let json = serde_json::json!({
         "program": "ppwave",
         "ppstencil_version": ppstencil::VERSION,
@@ -149,7 +154,7 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
         "fpeak": config.fpeak,
         "vmax": config.vmax(),
         "model": plan.model,
-        "warnings": plan.warnings,
+        "warnings": warnings,
         "space_order": config.space_order,
         "absorb": config.absorb,
         "boundary": config.layer().map_or("rigid", |b| b.name()),
