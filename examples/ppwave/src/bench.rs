@@ -76,6 +76,10 @@ pub struct BenchArgs {
     /// Write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Replace an existing --json or --plot file (without it, an existing file is refused
+    /// before anything runs).
+    #[arg(long)]
+    pub overwrite: bool,
     /// Draw the roofline (bandwidth and compute roofs, kernels as points) to this file: SVG,
     /// or PNG when the name ends in .png.
     #[arg(long)]
@@ -235,12 +239,19 @@ fn check(args: &BenchArgs) -> Result<(Vec<&'static str>, usize)> {
             }
         }
     }
-    // Output files: checked before the benchmark, not after it.
+    // Output files: checked before the benchmark, not after it; never replaced unasked.
     for (flag, path) in [("--json", &args.json), ("--plot", &args.plot)] {
         if let Some(path) = path {
+            if !args.overwrite && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+                bad!(
+                    "{flag} {}: the file exists; choose a new name, or add --overwrite to replace it",
+                    path.display()
+                );
+            }
             check_writable(flag, path)?;
         }
     }
+    check_time_block(args)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     if threads == 0 || threads > cores {
@@ -572,6 +583,36 @@ fn blocked_plan(time_block: TimeBlock, nz: usize, nx: usize) -> Result<Option<Bl
         )?),
         TimeBlock::Fixed(plan) => Some(plan.checked(&shape)?),
     })
+}
+
+/// Refuses, before anything runs, a `--time-block` depth or band the grid cannot take: the
+/// plan the blocked step would use in 2D, and the same check at `--space-order` in 3D (a
+/// grid the 3D step cannot take at all is reported by the 3D bench's own checks).
+fn check_time_block(args: &BenchArgs) -> Result<()> {
+    let bad = |e: anyhow::Error| {
+        anyhow::Error::new(crate::BadInput(format!(
+            "--time-block {}: {e}; choose a deeper band, a smaller depth, or auto",
+            args.time_block.name()
+        )))
+    };
+    match (args.ny, args.time_block) {
+        (_, TimeBlock::Off | TimeBlock::Auto) => Ok(()),
+        (None, tb) => blocked_plan(tb, args.nz, args.nx).map(|_| ()).map_err(bad),
+        (Some(ny), tb) => {
+            let Ok(shape) = step_shape_3d(args.space_order, [args.nz, ny, args.nx]) else {
+                return Ok(());
+            };
+            let llc = cache_sizes().llc;
+            match tb {
+                TimeBlock::Depth(k) => {
+                    BlockPlan::new(&shape, k, BlockPlan::band_for(&shape, k, llc)).map(|_| ())
+                }
+                TimeBlock::Fixed(p) => p.checked(&shape).map(|_| ()),
+                TimeBlock::Off | TimeBlock::Auto => Ok(()),
+            }
+            .map_err(|e| bad(e.into()))
+        }
+    }
 }
 
 /// The C reference's fused step on `threads` threads.

@@ -282,7 +282,8 @@ fn the_3d_bench_reports_the_blocked_step_beside_the_single_one() {
     let run = |tb: &str| {
         let mut args = grid.to_vec();
         args.extend_from_slice(&["--backend", "serial,rayon", "--time-block", tb]);
-        args.extend_from_slice(&["--json", json.to_str().unwrap()]);
+        // The same file each round: replaced on purpose.
+        args.extend_from_slice(&["--json", json.to_str().unwrap(), "--overwrite"]);
         let out = tiny_bench(&args);
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(
