@@ -313,3 +313,22 @@ fn only_a_gone_runs_partial_directory_is_removed() {
     );
     drop(held);
 }
+
+#[test]
+fn the_current_directory_is_never_out() {
+    let cwd = scratch("dot-cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::write(cwd.join("mine.txt"), "mine").unwrap();
+    for out in [".", "..", cwd.to_str().unwrap()] {
+        let o = Command::new(env!("CARGO_BIN_EXE_ppwave"))
+            .arg("run")
+            .args(SMALL)
+            .args(["--out", out, "--overwrite"])
+            .current_dir(&cwd)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "--out {out}: {}", both(&o));
+        assert!(both(&o).contains("--out"), "{}", both(&o));
+    }
+    assert_eq!(names(&cwd), ["mine.txt"]);
+}
