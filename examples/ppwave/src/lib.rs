@@ -41,17 +41,22 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 pub const EXIT_FAILURE: u8 = 1;
 
 /// The exit status for an error: [`EXIT_BAD_INPUT`] when the cause is the user's input
-/// ([`BadInput`] or [`ppstencil::Error::InvalidParameter`]), else [`EXIT_FAILURE`].
+/// ([`BadInput`], [`ppstencil::Error::InvalidParameter`], or a `--backend` this build does
+/// not have: [`ppstencil::Error::BackendUnavailable`] for want of its feature), else
+/// [`EXIT_FAILURE`] (a backend built in but without a device is a failure at run time).
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     // `downcast_ref` also finds a `BadInput` attached with `.context(..)`, which `chain()`
     // shows only as a message.
     let bad = err.downcast_ref::<BadInput>().is_some()
         || err.chain().any(|c| {
             c.is::<BadInput>()
-                || matches!(
-                    c.downcast_ref::<ppstencil::Error>(),
-                    Some(ppstencil::Error::InvalidParameter { .. })
-                )
+                || match c.downcast_ref::<ppstencil::Error>() {
+                    Some(ppstencil::Error::InvalidParameter { .. }) => true,
+                    Some(ppstencil::Error::BackendUnavailable { reason, .. }) => {
+                        reason.contains("built without it")
+                    }
+                    _ => false,
+                }
         });
     if bad {
         EXIT_BAD_INPUT

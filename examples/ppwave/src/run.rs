@@ -160,6 +160,14 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         .filter(|k| file_json.get(k).is_some() && cli_json.get(k).is_none())
         .collect();
     let origin = |e: anyhow::Error| with_origin(e, &from_file, &args.config);
+    if o.ranks_per_shot.is_some() && o.shots.is_none() {
+        return Err(BadInput(
+            "--ranks-per-shot applies only to a --shots survey: add --shots FILE, or drop \
+             --ranks-per-shot"
+                .into(),
+        )
+        .into());
+    }
     if o.ny.is_none() && o.src_y.is_some() {
         return Err(origin(
             BadInput(
@@ -277,6 +285,18 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         let text =
             crate::inputs::read_text("--receiver-file", path, "a receiver file").map_err(origin)?;
         let positions = ppstencil::receivers::parse_positions(&text).map_err(|e| {
+            // A path named by --config is not one the user typed: its content is not shown.
+            let e = if from_file.contains("receiver-file") {
+                let line = text
+                    .lines()
+                    .position(|l| ppstencil::receivers::parse_positions(l).is_err())
+                    .map_or(0, |i| i + 1);
+                format!(
+                    "line {line} is not a `z x` pair of whole numbers (its content is not shown)"
+                )
+            } else {
+                e.to_string()
+            };
             origin(BadInput(format!("invalid --receiver-file {shown}: {e}")).into())
         })?;
         if positions.is_empty() {
@@ -378,9 +398,20 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         }
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if let Some(t) = o.threads.filter(|&t| t > THREADS_PER_CORE_WARNING * cores) {
+    // RAYON_NUM_THREADS sizes the default pool as --threads sizes a private one.
+    let env_threads = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|_| o.threads.is_none() && o.backend() == Backend::Rayon)
+        .map(|t| ("RAYON_NUM_THREADS", t));
+    if let Some((flag, t)) = o
+        .threads
+        .map(|t| ("--threads", t))
+        .or(env_threads)
+        .filter(|&(_, t)| t > THREADS_PER_CORE_WARNING * cores)
+    {
         warnings.push(format!(
-            "--threads = {t}: more than {THREADS_PER_CORE_WARNING} times the {cores} cores of this \
+            "{flag} = {t}: more than {THREADS_PER_CORE_WARNING} times the {cores} cores of this \
              machine; the threads take turns and each step waits for the slowest (use --threads {cores})"
         ));
     }

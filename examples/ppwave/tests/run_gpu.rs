@@ -13,7 +13,11 @@ fn cuda_backend_without_the_feature_names_the_feature() {
     let out = scratch("cuda");
     let o = run_small(&out, &["--backend", "cuda"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success());
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a backend not built is bad input: {err}"
+    );
     assert!(
         err.contains("CUDA") && err.contains("--features cuda"),
         "{err}"
@@ -28,7 +32,11 @@ fn hip_backend_without_the_feature_names_the_feature() {
     let out = scratch("hip");
     let o = run_small(&out, &["--backend", "hip"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success());
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a backend not built is bad input: {err}"
+    );
     assert!(err.contains("--features hip"), "{err}");
     assert!(!out.exists(), "no output");
 }
