@@ -111,7 +111,7 @@ fn try_lock(file: &File) -> bool {
 }
 
 /// A file's size and fingerprint: FNV-1a (64 bits) over its size and its first and last
-/// [`FINGERPRINT_SPAN`] bytes (the whole file when smaller), as 16 hex digits. What proves a
+/// MiB (`FINGERPRINT_SPAN` bytes; the whole file when smaller), as 16 hex digits. What proves a
 /// file in `--out` is the one a run wrote, without reading gigabytes of wavefield.
 pub fn fingerprint(path: &Path) -> std::io::Result<(u64, String)> {
     let mut file = File::open(path)?;
