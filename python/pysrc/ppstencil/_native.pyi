@@ -1,0 +1,195 @@
+"""Type stubs of the Rust extension ``ppstencil._native`` (re-exported by ``ppstencil``).
+
+Units: velocities [m/s], ``dh`` [m], ``dt`` [s], ``fpeak`` [Hz], ``pml_alpha`` [1/s].
+Grid indices count from 0, z (depth) first: ``(z, x)`` in 2D, ``(z, y, x)`` in 3D.
+"""
+
+from typing import Callable, Literal, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+#: Version of the Rust library (``ppstencil`` crate) this build wraps.
+LIBRARY_VERSION: str
+#: Backends this build has: always "serial" and "rayon"; "cuda"/"hip" with those features.
+BACKENDS_BUILT: list[str]
+
+Boundary = Literal["pml", "sponge", "rigid"]
+Precision = Literal["f32", "f64", "float32", "float64"]
+Backend = Literal["serial", "rayon", "cuda", "hip"]
+Kernels = Literal["fused", "split"]
+SourceMode = Literal["set", "add"]
+GenBackend = Literal["serial", "rayon", "cuda", "hip", "dsl"]
+Points = Union[npt.ArrayLike, Sequence[int], Sequence[Sequence[int]]]
+Progress = Callable[[int, int], object]
+
+class Error(Exception):
+    """A failure that is not bad input: a backend this build does not have, no device, a
+    wavefield that stopped being finite, a call out of order. Bad input raises ValueError."""
+
+class GridWarning(UserWarning):
+    """What the grid cannot carry (the run is still valid): too few points per wavelength,
+    a wavelet above the Nyquist frequency of ``dt``, a source or receivers inside the
+    absorbing layer."""
+
+class Simulation:
+    """One shot, advanced step by step, for your own time loop. The run is prepared (every
+    parameter checked, fields allocated) when the object is made; see the module
+    documentation of each parameter in ``help(ppstencil.Simulation)``."""
+
+    def __init__(
+        self,
+        velocity: npt.NDArray[np.floating],
+        *,
+        dh: float,
+        nt: int,
+        source: Points,
+        receivers: Optional[Points] = None,
+        dt: Optional[float] = None,
+        cfl: Optional[float] = None,
+        fpeak: float = 10.0,
+        boundary: Boundary = "pml",
+        absorb: Optional[int] = None,
+        space_order: int = 4,
+        kernels: Kernels = "fused",
+        source_mode: SourceMode = "set",
+        source_delay: Optional[float] = None,
+        pml_r: Optional[float] = None,
+        pml_degree: Optional[float] = None,
+        pml_alpha: Optional[float] = None,
+        precision: Precision = "f32",
+        backend: Backend = "rayon",
+        threads: Optional[int] = None,
+        time_block: Union[str, int, None] = None,
+    ) -> None: ...
+    def step(self, n: int = 1) -> int:
+        """Runs ``n`` more steps (GIL released); returns the steps done. Step ``nt``
+        finishes the run."""
+    def run(
+        self,
+        snapshots: Optional[Sequence[int]] = None,
+        progress: Optional[Progress] = None,
+    ) -> Optional[npt.NDArray[np.floating]]:
+        """Runs the remaining steps and finishes; returns the snapshots
+        ``(len(steps), *shape)`` when ``snapshots`` is given."""
+    def finish(self) -> None:
+        """Ends the run before step ``nt`` (the seismogram holds the steps run)."""
+    def reset(self) -> None:
+        """Starts over from step 0 with the same parameters."""
+    @property
+    def wavefield(self) -> npt.NDArray[np.floating]:
+        """The pressure after the steps run (a new array of ``shape``)."""
+    @property
+    def previous_wavefield(self) -> Optional[npt.NDArray[np.floating]]:
+        """The pressure one step earlier, while the run is in progress."""
+    @property
+    def seismogram(self) -> npt.NDArray[np.floating]:
+        """Traces ``(steps, receivers)`` once the run is finished (raises Error before)."""
+    @property
+    def velocity(self) -> npt.NDArray[np.floating]:
+        """The model the run uses [m/s], in its precision."""
+    @property
+    def steps_done(self) -> int: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def nt(self) -> int: ...
+    @property
+    def dt(self) -> float:
+        """Time step [s]."""
+    @property
+    def dh(self) -> float:
+        """Grid spacing [m]."""
+    @property
+    def shape(self) -> list[int]: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def source(self) -> list[int]: ...
+    @property
+    def receivers(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def cfl(self) -> float:
+        """``max(velocity) * dt / dh``."""
+    @property
+    def precision(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def threads(self) -> Optional[int]: ...
+    @property
+    def blocking(self) -> Optional[str]: ...
+    @property
+    def warnings(self) -> list[str]: ...
+    @property
+    def wall_time_s(self) -> Optional[float]: ...
+
+class RunResult:
+    """The results of :func:`run`, one entry per shot along the first axis."""
+
+    seismograms: npt.NDArray[np.floating]
+    """Traces ``(shots, nt, receivers)``; sample k at time ``(k + 1) * dt``."""
+    wavefields: Optional[npt.NDArray[np.floating]]
+    """Final wavefields ``(shots, *shape)``, or None with ``wavefields=False``."""
+    snapshots: Optional[npt.NDArray[np.floating]]
+    """``(shots, len(snapshot_steps), *shape)``, or None without snapshots."""
+    snapshot_steps: npt.NDArray[np.int64]
+    times: npt.NDArray[np.float64]
+    """Sample times of the seismograms [s]."""
+    dt: float
+    dh: float
+    nt: int
+    shape: list[int]
+    sources: npt.NDArray[np.int64]
+    receivers: npt.NDArray[np.int64]
+    wall_time_s: list[float]
+    mpoints_per_s: list[float]
+    blocking: Optional[str]
+    warnings: list[str]
+    precision: str
+    backend: str
+    threads: Optional[int]
+
+def run(
+    velocity: npt.NDArray[np.floating],
+    *,
+    dh: float,
+    nt: int,
+    sources: Points,
+    receivers: Optional[Points] = None,
+    snapshots: Optional[Sequence[int]] = None,
+    wavefields: bool = True,
+    progress: Optional[Progress] = None,
+    dt: Optional[float] = None,
+    cfl: Optional[float] = None,
+    fpeak: float = 10.0,
+    boundary: Boundary = "pml",
+    absorb: Optional[int] = None,
+    space_order: int = 4,
+    kernels: Kernels = "fused",
+    source_mode: SourceMode = "set",
+    source_delay: Optional[float] = None,
+    pml_r: Optional[float] = None,
+    pml_degree: Optional[float] = None,
+    pml_alpha: Optional[float] = None,
+    precision: Precision = "f32",
+    backend: Backend = "rayon",
+    threads: Optional[int] = None,
+    time_block: Union[str, int, None] = None,
+) -> RunResult:
+    """Models one or many shots with one model and returns the seismograms, final
+    wavefields and snapshots as numpy arrays."""
+
+def cfl_limit(space_order: int = 4, dims: int = 2) -> float:
+    """The largest stable ``max(velocity) * dt / dh`` of the scheme."""
+
+def gen(
+    dsl: Optional[str] = None,
+    backend: GenBackend = "serial",
+    stencil: Optional[str] = None,
+) -> str:
+    """The code generated for a DSL text (or the built-in kernels), as ``ppwave gen``."""
+
+def stencil_names(dsl: Optional[str] = None) -> list[str]:
+    """The stencils' names of a DSL text (or of the built-in kernels)."""
