@@ -109,7 +109,9 @@ impl Setup {
             .into_iter()
             .map(|(param, text)| match param {
                 ppstencil::Param::PeakFrequency => format!("fpeak = {}: {text}", config.fpeak),
-                ppstencil::Param::SourceZ | ppstencil::Param::SourceX | ppstencil::Param::SourceY => {
+                ppstencil::Param::SourceZ
+                | ppstencil::Param::SourceX
+                | ppstencil::Param::SourceY => {
                     format!("source: {text}")
                 }
                 other => format!("{other}: {text}"),
@@ -140,8 +142,39 @@ fn index_words(k: usize, shape: &[usize]) -> String {
 }
 
 /// `src` converted to `T`, with the smallest and largest value; every value must be finite
-/// and > 0 (else the error names the first bad one and where).
-fn convert<S: Copy + Into<f64>, T: Real>(src: &[S], shape: &[usize]) -> PyResult<(Vec<T>, f64, f64)> {
+/// and > 0 (else the error names the first bad one and where). One pass to check (the
+/// minimum and maximum of a NaN-free slice tell every bad value), one to convert.
+fn convert<S: Copy + Into<f64>, T: Real>(
+    src: &[S],
+    shape: &[usize],
+) -> PyResult<(Vec<T>, f64, f64)> {
+    let (lo, hi, nan) = src.iter().fold(
+        (f64::INFINITY, f64::NEG_INFINITY, false),
+        |(lo, hi, nan), &s| {
+            let v: f64 = s.into();
+            (lo.min(v), hi.max(v), nan | v.is_nan())
+        },
+    );
+    if nan || !(lo > 0.0 && hi.is_finite()) {
+        let k = src
+            .iter()
+            .position(|&s| {
+                let v: f64 = s.into();
+                !(v.is_finite() && v > 0.0)
+            })
+            .expect("a bad value was seen");
+        let v: f64 = src[k].into();
+        // As Python writes them: nan, inf, -inf.
+        let shown = match v {
+            v if v.is_nan() => "nan".to_string(),
+            v if v.is_infinite() => (if v > 0.0 { "inf" } else { "-inf" }).to_string(),
+            v => v.to_string(),
+        };
+        return Err(bad(format!(
+            "invalid velocity{} = {shown}: every velocity must be a finite number greater than 0 m/s",
+            index_words(k, shape)
+        )));
+    }
     let mut out: Vec<T> = Vec::new();
     out.try_reserve_exact(src.len()).map_err(|_| {
         PyMemoryError::new_err(format!(
@@ -149,25 +182,7 @@ fn convert<S: Copy + Into<f64>, T: Real>(src: &[S], shape: &[usize]) -> PyResult
             src.len() * std::mem::size_of::<T>()
         ))
     })?;
-    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
-    for (k, &s) in src.iter().enumerate() {
-        let v: f64 = s.into();
-        if !(v.is_finite() && v > 0.0) {
-            // As Python writes them: nan, inf, -inf.
-            let shown = match v {
-                v if v.is_nan() => "nan".to_string(),
-                v if v.is_infinite() => (if v > 0.0 { "inf" } else { "-inf" }).to_string(),
-                v => v.to_string(),
-            };
-            return Err(bad(format!(
-                "invalid velocity{} = {shown}: every velocity must be a finite number greater than 0 m/s",
-                index_words(k, shape)
-            )));
-        }
-        lo = lo.min(v);
-        hi = hi.max(v);
-        out.push(T::lit(v));
-    }
+    out.extend(src.iter().map(|&s| T::lit(s.into())));
     Ok((out, lo, hi))
 }
 
@@ -221,9 +236,9 @@ pub fn velocity(v: &Bound<'_, PyAny>, f64_run: bool) -> PyResult<(Vec<usize>, Mo
     macro_rules! read {
         ($s:ty) => {{
             let a = arr.cast::<PyArrayDyn<$s>>()?.try_readonly()?;
-            let src = a
-                .as_slice()
-                .map_err(|_| bad("velocity must be C-contiguous; use np.ascontiguousarray(velocity)"))?;
+            let src = a.as_slice().map_err(|_| {
+                bad("velocity must be C-contiguous; use np.ascontiguousarray(velocity)")
+            })?;
             if f64_run {
                 let (v, lo, hi) = convert::<$s, f64>(src, &shape)?;
                 (Model::F64(v), lo, hi)
@@ -480,9 +495,7 @@ pub fn snapshot_steps(obj: Option<&Bound<'_, PyAny>>, nt: usize) -> PyResult<Vec
     let steps: Vec<i64> = obj
         .extract()
         .or_else(|_| obj.extract::<i64>().map(|s| vec![s]))
-        .map_err(|_| {
-            bad("snapshots must be a sequence of step numbers (integers from 1 to nt)")
-        })?;
+        .map_err(|_| bad("snapshots must be a sequence of step numbers (integers from 1 to nt)"))?;
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
         if s < 1 || s as u64 > nt as u64 {

@@ -3,7 +3,9 @@
 //! `Box<dyn Engine>` whatever the options chose. Also the loop that advances an engine with
 //! the GIL released ([`advance`]).
 
-use crate::errors::{to_py, OrPy};
+#[cfg(not(all(feature = "cuda", feature = "hip")))]
+use crate::errors::to_py;
+use crate::errors::OrPy;
 use numpy::{PyArray1, PyArrayMethods};
 use ppstencil::solver::{Blocking, Dims, WaveKernels};
 use ppstencil::{
@@ -27,13 +29,20 @@ impl Data {
     /// copy).
     pub fn into_py<'py>(self, py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self {
-            Data::F32(v) => PyArray1::from_vec(py, v).reshape(shape.to_vec())?.into_any(),
-            Data::F64(v) => PyArray1::from_vec(py, v).reshape(shape.to_vec())?.into_any(),
+            Data::F32(v) => PyArray1::from_vec(py, v)
+                .reshape(shape.to_vec())?
+                .into_any(),
+            Data::F64(v) => PyArray1::from_vec(py, v)
+                .reshape(shape.to_vec())?
+                .into_any(),
         })
     }
 
     /// The parts one after another (the parts all have the same element type).
-    pub fn concat(parts: Vec<Data>, f64s: bool) -> Data {
+    pub fn concat(mut parts: Vec<Data>, f64s: bool) -> Data {
+        if parts.len() == 1 {
+            return parts.pop().expect("one part");
+        }
         if f64s {
             let mut out = Vec::new();
             for p in parts {
@@ -243,13 +252,13 @@ impl Space {
             "cuda" => Ok(Space::Cuda(ppstencil::Cuda::new().py()?)),
             #[cfg(not(feature = "cuda"))]
             "cuda" => Err(to_py(
-                ppstencil::Cuda::new().err().expect("a build without CUDA has no device"),
+                ppstencil::Cuda::new().expect_err("a build without CUDA has no device"),
             )),
             #[cfg(feature = "hip")]
             "hip" => Ok(Space::Hip(ppstencil::Hip::new().py()?)),
             #[cfg(not(feature = "hip"))]
             "hip" => Err(to_py(
-                ppstencil::Hip::new().err().expect("a build without HIP has no device"),
+                ppstencil::Hip::new().expect_err("a build without HIP has no device"),
             )),
             other => Err(crate::errors::bad(format!(
                 "invalid backend = {other:?}: use \"serial\", \"rayon\", \"cuda\" or \"hip\""
@@ -291,9 +300,9 @@ impl Space {
             Space::Serial => in_space(Serial, config, model),
             Space::Rayon(r) => in_space(r.clone(), config, model),
             #[cfg(feature = "cuda")]
-            Space::Cuda(c) => in_space(c.clone(), config, model),
+            Space::Cuda(c) => in_space(*c, config, model),
             #[cfg(feature = "hip")]
-            Space::Hip(h) => in_space(h.clone(), config, model),
+            Space::Hip(h) => in_space(*h, config, model),
         }
         .py()
     }

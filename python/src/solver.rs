@@ -31,7 +31,11 @@ fn warn_all(py: Python<'_>, texts: &[String]) -> PyResult<()> {
 }
 
 /// The shape of the seismogram of `steps` steps and `nrec` receivers.
-fn int_array<'py>(py: Python<'py>, points: &[[usize; 3]], dims: usize) -> PyResult<Bound<'py, PyAny>> {
+fn int_array<'py>(
+    py: Python<'py>,
+    points: &[[usize; 3]],
+    dims: usize,
+) -> PyResult<Bound<'py, PyAny>> {
     let flat: Vec<i64> = points
         .iter()
         .flat_map(|p| {
@@ -765,7 +769,11 @@ pub fn run(
         .into_py(py, &[count, nt, nrec])?
         .unbind();
     let wavefields = if wavefields {
-        Some(Data::concat(finals, f64s).into_py(py, &with(&[count]))?.unbind())
+        Some(
+            Data::concat(finals, f64s)
+                .into_py(py, &with(&[count]))?
+                .unbind(),
+        )
     } else {
         None
     };
@@ -808,7 +816,12 @@ pub fn run(
 #[pyfunction]
 #[pyo3(signature = (space_order=4, dims=2))]
 pub fn cfl_limit(space_order: i64, dims: i64) -> PyResult<f64> {
-    let order = args::whole("space_order", space_order, 0, "use an even order from 2 to 16")?;
+    let order = args::whole(
+        "space_order",
+        space_order,
+        0,
+        "use an even order from 2 to 16",
+    )?;
     if dims != 2 && dims != 3 {
         return Err(bad(format!("invalid dims = {dims}: use 2 or 3")));
     }
