@@ -32,8 +32,13 @@
 //! which read and write a third (in 3D) or half (in 2D) of the fields of the full ones; on an
 //! edge of a 3D layer (two axes) the two-axis kernels `pml_psi_3d_xy`, `pml_update_3d_xy`,
 //! ... (`xz`, `yz`); the full kernels only on the corners.
+//!
+//! [`adjoint`]: the transposed step `qnew = 2 q - qold + L (kv2 q)` of every order, for the
+//! discrete adjoint and gradient of `solver::adjoint`.
 
 use crate::{stencil, Error, ExecutionSpace, Param, Real, Result, ScalarField};
+
+pub mod adjoint;
 
 stencil! {
     /// Sets the pressure at the source point to `value` (the paper's `add_source`).

@@ -24,6 +24,8 @@
 //! - [`WaveConfig::time_block`]: temporal blocking ([`blocking`]): `run` advances several
 //!   steps per sweep over the grid ([`WaveSimulator::step_block`]) where the fields exceed
 //!   the last-level cache, bit-identical to one step at a time.
+//! - [`adjoint`]: [`WaveOperator`], the run as a linear map of the source wavelet with its
+//!   exact discrete adjoint, and the misfit's gradient by the adjoint-state method.
 //!
 //! A user's own time loop (imaging, inversion, coupling) calls
 //! [`WaveSimulator::prepare`], then [`WaveSimulator::step`] once per time step (receivers are
@@ -40,6 +42,7 @@
 //! the step) and [`tuning`] (the band of an `auto` blocked run, timed in its first blocks). The stencils the solver runs live in [`crate::kernels`];
 //! receivers and velocity models in [`crate::receivers`] and [`crate::model`].
 
+pub mod adjoint;
 pub mod blocking;
 mod config;
 mod dims;
@@ -48,6 +51,7 @@ mod pml;
 mod simulator;
 pub mod tuning;
 
+pub use adjoint::{MisfitGradient, WaveOperator};
 pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 pub use dims::{Dims, WaveKernels};

@@ -1,0 +1,521 @@
+//! The linear forward map of the acoustic solver, its exact discrete adjoint, and the
+//! gradient of the least-squares misfit by the adjoint-state method.
+//!
+//! [`WaveOperator`] runs the scheme of [`WaveSimulator`](super::WaveSimulator) with the
+//! additive source ([`SourceMode::Add`]) as a linear map `F` from source terms to receiver
+//! data: [`forward`](WaveOperator::forward) injects a wavelet `m` (the value added at the
+//! source point at each step, as the simulator adds its scaled Ricker) and returns the traces
+//! `d` sampled after each step; [`adjoint`](WaveOperator::adjoint) is the transpose `F*`,
+//! exact to rounding: `<F m, d> = <m, F* d>` for every `m` and `d`.
+//!
+//! # The adjoint, derived
+//!
+//! With `K = diag(kv2)`, `L` the order-`N` Laplacian on the interior (points within the
+//! radius `N / 2` of a side stay 0), `D = diag(1 / (1 + eta))` and `eta` the sponge's
+//! damping (0 without one), one forward step is
+//!
+//! ```text
+//! p[n+1] = D (2 p[n] - p[n-1] + K L p[n] + S m[n]) + D eta p[n-1],    d[n] = R p[n+1]
+//! ```
+//!
+//! (`S` puts `m[n]` at the source point, `R` samples the receivers; `p[0] = p[-1] = 0`).
+//! Restricted to the interior, `L` is symmetric, so the transpose of `K L` is `L K`. Writing
+//! the adjoint field scaled by `D`, `q[n] = D λ[n]`, the transposed recursion run backwards
+//! in time is again a leapfrog step, the sponge included:
+//!
+//! ```text
+//! q[n] = D (2 q[n+1] - q[n+2] + L (K q[n+1]) + R* d[n-1]) + D eta q[n+2],    m*[n-1] = S* q[n]
+//! ```
+//!
+//! So the adjoint run is the forward run with the kernel `fd_adjoint_step_<N>` (`L K`, from
+//! [`crate::kernels::adjoint`]) in place of `fd_step_<N>` (`K L`), the receivers' traces
+//! injected in reverse time order with the same additive source kernel, the same
+//! `fd_absorb`, and the source point recorded. Receivers within the rigid border record 0
+//! in the forward run; their traces are not injected.
+//!
+//! # The gradient
+//!
+//! [`misfit_gradient`](WaveOperator::misfit_gradient) returns `J = ½ ‖F m − d_obs‖²` for a
+//! fixed wavelet and its gradient with respect to the squared slowness `s = 1 / v²` at every
+//! grid point, with the forward wavefield stored in full: since `K = (dt/dh)² / s`,
+//! `∂J/∂s(x) = −v(x)² Σ_n q[n+1](x) kv2(x) (L p[n])(x)`, the exact derivative of the
+//! discrete misfit (`⟨g, δs⟩` is the plain sum over grid points). Memory grows with
+//! `nt × grid`; checkpointing is not implemented.
+//!
+//! # What is refused
+//!
+//! The PML ([`Boundary::Pml`] with `absorb > 0`) has no adjoint here: its memory variables
+//! need their own transposed recursion. Use [`Boundary::Sponge`] or a rigid border. The
+//! paper's set source ([`SourceMode::Set`]) is not a linear map of the wavelet and the split
+//! kernels are the paper's order-4 2D step: both are refused, naming the setting to use.
+
+use super::config::{Boundary, SourceMode, StepKernels, WaveConfig};
+use super::dims::{trailing, Dims, WaveKernels};
+use super::physics::{absorbing_eta, layer_depth};
+use super::pml::layer_boxes;
+use crate::kernels::adjoint::{fd_adjoint_image_nd, fd_adjoint_kq_nd, fd_adjoint_step_nd};
+use crate::launch::launch_in_region;
+use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
+use std::any::Any;
+use std::ops::Range;
+
+/// A host field of `D` dimensions.
+type HostFieldN<T, const D: usize> = ScalarField<MemSpaceHost, T, D>;
+
+/// A field of `E`'s memory space in `D` dimensions.
+type Field<E, T, const D: usize> = ScalarField<<E as ExecutionSpace>::Memory, T, D>;
+
+/// The forward map `F` (wavelet at the source point → traces at the receivers) of a
+/// [`WaveConfig`] with the additive source, and its exact adjoint `F*`, on the execution
+/// space `E` in `T`, in `D` = 2 or 3 dimensions.
+///
+/// Traces are `nt × nrec` values, one row of `nrec` receivers per time step (the layout of
+/// [`Seismogram::data`](crate::receivers::Seismogram)); a wavelet is `nt` values.
+///
+/// ```
+/// use ppstencil::solver::{Boundary, SourceMode, WaveOperator};
+/// use ppstencil::{Serial, WaveConfig};
+/// let config = WaveConfig {
+///     nz: 24, nx: 30, nt: 40, dt: 0.001, dh: 10.0, src_z: 10, src_x: 12, vmin: 2000.0,
+///     layers: vec![], source_mode: SourceMode::Add, absorb: 5, boundary: Boundary::Sponge,
+///     receivers: vec![(4, 20), (18, 7)],
+///     ..WaveConfig::paper()
+/// };
+/// let op = WaveOperator::<Serial, f64>::new(Serial, config)?;
+/// let m: Vec<f64> = (0..40).map(|n| ((n * 7 % 11) as f64 - 5.0) / 5.0).collect();
+/// let d: Vec<f64> = (0..80).map(|k| ((k * 5 % 13) as f64 - 6.0) / 6.0).collect();
+/// let fm = op.forward(&m)?;
+/// let fd = op.adjoint(&d)?;
+/// let lhs: f64 = fm.iter().zip(&d).map(|(a, b)| a * b).sum();
+/// let rhs: f64 = m.iter().zip(&fd).map(|(a, b)| a * b).sum();
+/// assert!((lhs - rhs).abs() <= 1e-12 * lhs.abs().max(rhs.abs()));
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
+pub struct WaveOperator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
+    space: E,
+    config: WaveConfig,
+    shape: [usize; D],
+    /// `(dt/dh)² v²` in the space.
+    kv2: Field<E, T, D>,
+    /// The sponge's damping `eta` in the space, when there is a sponge.
+    eta: Option<Field<E, T, D>>,
+    /// The velocity model on the host (row-major values).
+    velocity: Vec<T>,
+    /// The source point.
+    source: [usize; D],
+    /// The receivers, in trace order.
+    receivers: Vec<[usize; D]>,
+}
+
+/// The misfit and its gradient from [`WaveOperator::misfit_gradient`].
+#[derive(Debug)]
+pub struct MisfitGradient<T: Real, const D: usize = 2> {
+    /// `J = ½ Σ (F m − d_obs)²`, accumulated in f64.
+    pub misfit: f64,
+    /// The traces `F m` of the forward run (`nt × nrec`).
+    pub traces: Vec<T>,
+    /// `∂J/∂s` at every grid point, `s = 1 / v²` the squared slowness (0 within the rigid
+    /// border, which no perturbation there can change).
+    pub gradient: HostFieldN<T, D>,
+}
+
+/// Which time step a sweep runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// `K L`: the forward step (`fd_step_<N>`).
+    Forward,
+    /// `L K`: its transpose (`fd_adjoint_step_<N>`).
+    Adjoint,
+}
+
+impl<E: ExecutionSpace, T: Real, const D: usize> WaveOperator<E, T, D>
+where
+    Dims<D>: WaveKernels<D>,
+{
+    /// The operator of `config` with its own velocity model (the background and layers):
+    /// checks the parameters, moves `kv2` and the sponge's damping to `E`'s memory space.
+    /// Errors: the checks of [`WaveConfig::validate_for`], a dimensionality `D` other than
+    /// the config's, and the settings without an adjoint (a PML, the set source, the split
+    /// kernels), each naming what to use instead.
+    pub fn new(space: E, config: WaveConfig) -> Result<Self> {
+        check_config::<T, D>(&config)?;
+        let velocity = config.velocity_model_in::<T, D>()?;
+        Self::with_velocity(space, config, &velocity)
+    }
+
+    /// The operator of `config` with the velocity model `velocity` (host data of the grid's
+    /// shape, every value finite and > 0, within the CFL limit) in place of the config's.
+    pub fn with_velocity(
+        space: E,
+        config: WaveConfig,
+        velocity: &HostFieldN<T, D>,
+    ) -> Result<Self> {
+        check_config::<T, D>(&config)?;
+        let c = &config;
+        let shape = trailing::<D>([c.nz, c.ny, c.nx]);
+        if velocity.shape() != shape {
+            return Err(Error::invalid(
+                Param::VelocityModel,
+                format!("{:?}", velocity.shape()),
+                format!("must match the grid {}", c.grid_words()),
+            ));
+        }
+        let mut vmax = 0.0f64;
+        for &v in velocity.as_slice() {
+            let v = v.to_f64();
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::invalid(
+                    Param::Velocity,
+                    v,
+                    "every velocity must be finite and greater than 0",
+                ));
+            }
+            vmax = vmax.max(v);
+        }
+        c.check_cfl(vmax)?;
+        let v = Field::<E, T, D>::from_host(velocity)?;
+        let mut kv2 = Field::<E, T, D>::zeros(shape)?;
+        let dtdh2 = T::lit((c.dt / c.dh) * (c.dt / c.dh));
+        Dims::<D>::kv2(&space, &mut kv2, &v, dtdh2)?;
+        let eta = match c.layer() {
+            Some(Boundary::Sponge) => Some(Field::<E, T, D>::from_host(&sponge_eta(
+                c, velocity, shape,
+            )?)?),
+            _ => None,
+        };
+        let source = trailing::<D>([c.src_z, c.src_y, c.src_x]);
+        let receivers = c.receiver_points().into_iter().map(trailing::<D>).collect();
+        Ok(WaveOperator {
+            space,
+            config,
+            shape,
+            kv2,
+            eta,
+            velocity: velocity.as_slice().to_vec(),
+            source,
+            receivers,
+        })
+    }
+
+    /// The configuration the operator was made with.
+    pub fn config(&self) -> &WaveConfig {
+        &self.config
+    }
+
+    /// The number of time steps `nt`: the length of a wavelet.
+    pub fn steps(&self) -> usize {
+        self.config.nt
+    }
+
+    /// The number of receivers `nrec`: a row of the traces.
+    pub fn receivers(&self) -> usize {
+        self.receivers.len()
+    }
+
+    /// `F m`: runs the forward scheme with `wavelet[n]` added at the source point at step
+    /// `n` and returns the receivers' traces (`nt × nrec`), the same values as
+    /// [`WaveSimulator`](super::WaveSimulator) records with that wavelet.
+    pub fn forward(&self, wavelet: &[T]) -> Result<Vec<T>> {
+        self.forward_with(wavelet, |_, _| Ok(()))
+    }
+
+    /// [`forward`](Self::forward), handing `hook(n, p)` the wavefield after step `n` (in
+    /// `E`'s memory space) after each step; an error from the hook stops the run.
+    pub fn forward_with(
+        &self,
+        wavelet: &[T],
+        hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()>,
+    ) -> Result<Vec<T>> {
+        check_len("wavelet", wavelet.len(), self.config.nt, "nt")?;
+        let recorded: Vec<[usize; D]> = self.receivers.clone();
+        let mut traces = vec![T::ZERO; self.config.nt * recorded.len()];
+        let at = [self.source];
+        let value = |n: usize, _: usize| wavelet[n];
+        self.sweep(Direction::Forward, &at, value, &recorded, &mut traces, hook)?;
+        Ok(traces)
+    }
+
+    /// `F* d`: runs the adjoint scheme with the traces `d` (`nt × nrec`) injected at the
+    /// receivers in reverse time order and returns the wavelet-shaped result (`nt` values)
+    /// recorded at the source point, so that `<F m, d> = <m, F* d>`.
+    pub fn adjoint(&self, traces: &[T]) -> Result<Vec<T>> {
+        self.adjoint_with(traces, |_, _| Ok(()))
+    }
+
+    /// [`adjoint`](Self::adjoint), handing `hook(n, q)` the adjoint field `q` that step `n`'s
+    /// source term sees (the adjoint with respect to a value added at any point at step
+    /// `n`), for `n` from `nt - 1` down to 0; an error from the hook stops the run.
+    pub fn adjoint_with(
+        &self,
+        traces: &[T],
+        mut hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()>,
+    ) -> Result<Vec<T>> {
+        let (nt, nrec) = (self.config.nt, self.receivers.len());
+        check_len("traces", traces.len(), nt * nrec, "nt x receivers")?;
+        // Receivers within the rigid border record 0: their rows of F are 0.
+        let inside: Vec<usize> = (0..nrec)
+            .filter(|&i| self.in_interior(self.receivers[i]))
+            .collect();
+        let at: Vec<[usize; D]> = inside.iter().map(|&i| self.receivers[i]).collect();
+        let value = |k: usize, j: usize| traces[(nt - 1 - k) * nrec + inside[j]];
+        let mut reversed = vec![T::ZERO; nt];
+        self.sweep(
+            Direction::Adjoint,
+            &at,
+            value,
+            &[self.source],
+            &mut reversed,
+            |k, q| hook(nt - 1 - k, q),
+        )?;
+        reversed.reverse();
+        Ok(reversed)
+    }
+
+    /// The misfit `J = ½ ‖F m − d_obs‖²` of the wavelet `wavelet` against the observed
+    /// traces `observed` (`nt × nrec`) and its gradient with respect to the squared slowness
+    /// at every grid point, by the adjoint-state method with the forward wavefield stored in
+    /// full (`nt` fields in `E`'s memory space).
+    pub fn misfit_gradient(&self, wavelet: &[T], observed: &[T]) -> Result<MisfitGradient<T, D>> {
+        let (nt, nrec) = (self.config.nt, self.receivers.len());
+        check_len(
+            "observed traces",
+            observed.len(),
+            nt * nrec,
+            "nt x receivers",
+        )?;
+        // p[1] ... p[nt-1]: the levels the imaging condition needs (p[0] = 0).
+        let mut levels: Vec<Field<E, T, D>> = Vec::new();
+        let traces = self.forward_with(wavelet, |n, p| {
+            if n + 1 < nt {
+                let mut copy = Field::<E, T, D>::zeros(self.shape)?;
+                copy.copy_from(p)?;
+                levels.push(copy);
+            }
+            Ok(())
+        })?;
+        let mut misfit = 0.0f64;
+        let residual: Vec<T> = traces
+            .iter()
+            .zip(observed)
+            .map(|(&a, &b)| {
+                let r = a - b;
+                misfit += 0.5 * r.to_f64() * r.to_f64();
+                r
+            })
+            .collect();
+        let zero = Field::<E, T, D>::zeros(self.shape)?;
+        let mut lap = Field::<E, T, D>::zeros(self.shape)?;
+        let mut g = Field::<E, T, D>::zeros(self.shape)?;
+        let order = self.config.space_order;
+        // The hook's field at step n is q[n+1]; the step's matrix acts on p[n].
+        self.adjoint_with(&residual, |n, q| {
+            if n == 0 {
+                return Ok(());
+            }
+            // L p[n] (the adjoint step with q = qold = 0 is exactly L r), then g += kv2 q L p.
+            fd_adjoint_step_nd(&self.space, order, &mut lap, &zero, &zero, &levels[n - 1])?;
+            fd_adjoint_image_nd(&self.space, &mut g, q, &lap, &self.kv2)
+        })?;
+        let mut gradient = g.to_host()?;
+        // ∂K/∂s = −K v²: the factor kv2 is in the image, −v² here.
+        for (gi, &v) in gradient.as_mut_slice().iter_mut().zip(&self.velocity) {
+            *gi = -(*gi * v * v);
+        }
+        Ok(MisfitGradient {
+            misfit,
+            traces,
+            gradient,
+        })
+    }
+
+    /// Whether `at` lies in the interior the step updates (not within the order's radius of
+    /// a side).
+    fn in_interior(&self, at: [usize; D]) -> bool {
+        let r = self.config.radius();
+        (0..D).all(|a| at[a] >= r && at[a] + r < self.shape[a])
+    }
+
+    /// One run of `nt` steps of `direction` from zero fields: each step advances the field
+    /// (the fused step or its transpose), adds `value(k, i)` at point `inject[i]`, damps the
+    /// sponge, rotates the levels, records the points `record` into row `k` of `out` and
+    /// calls `hook(k, p)` with the new level.
+    fn sweep(
+        &self,
+        direction: Direction,
+        inject: &[[usize; D]],
+        value: impl Fn(usize, usize) -> T,
+        record: &[[usize; D]],
+        out: &mut [T],
+        mut hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()>,
+    ) -> Result<()> {
+        let c = &self.config;
+        let space = &self.space;
+        let order = c.space_order;
+        let r = c.radius();
+        let shape = self.shape;
+        let region: [Range<usize>; D] = std::array::from_fn(|a| r..shape[a] - r);
+        let mut p = Field::<E, T, D>::zeros(shape)?;
+        let mut pold = Field::<E, T, D>::zeros(shape)?;
+        let mut pnew = Field::<E, T, D>::zeros(shape)?;
+        let mut kq = match direction {
+            Direction::Adjoint => Some(Field::<E, T, D>::zeros(shape)?),
+            Direction::Forward => None,
+        };
+        let boxes = match self.eta {
+            Some(_) => layer_boxes(shape, c.absorb, 0),
+            None => Vec::new(),
+        };
+        let flat: Vec<usize> = record
+            .iter()
+            .map(|&at| (0..D).fold(0, |k, a| k * shape[a] + at[a]))
+            .collect();
+        let mut scratch = None;
+        let n = flat.len();
+        for k in 0..c.nt {
+            match kq.as_mut() {
+                None => Dims::<D>::fused_step_in(
+                    space,
+                    order,
+                    region.clone(),
+                    &mut pnew,
+                    &p,
+                    &pold,
+                    &self.kv2,
+                )?,
+                Some(kq) => {
+                    fd_adjoint_kq_nd(space, kq, &p, &self.kv2)?;
+                    fd_adjoint_step_nd(space, order, &mut pnew, &p, &pold, kq)?;
+                }
+            }
+            for (i, &at) in inject.iter().enumerate() {
+                Dims::<D>::add_source(space, &mut pnew, value(k, i), at)?;
+            }
+            if let Some(eta) = &self.eta {
+                for b in &boxes {
+                    launch_in_region::<<Dims<D> as WaveKernels<D>>::Absorb, E, T, D>(
+                        space,
+                        b.clone(),
+                        &mut [&mut pnew],
+                        &[&pold, eta],
+                        &[],
+                    )?;
+                }
+            }
+            pold.swap(&mut p);
+            p.swap(&mut pnew);
+            sample(&p, &flat, &mut out[k * n..(k + 1) * n], &mut scratch)?;
+            hook(k, &p)?;
+        }
+        space.synchronize()
+    }
+}
+
+/// The settings of `config` the operator accepts in `T` and `D` dimensions.
+fn check_config<T: Real, const D: usize>(c: &WaveConfig) -> Result<()> {
+    if c.dims() != D {
+        return Err(Error::invalid(
+            Param::Ny,
+            c.ny,
+            format!(
+                "the config is a {}D run ({}); use WaveOperator<E, T, {}>",
+                c.dims(),
+                c.grid_words(),
+                c.dims()
+            ),
+        ));
+    }
+    c.validate_for::<T>()?;
+    if c.layer() == Some(Boundary::Pml) {
+        return Err(Error::invalid(
+            Param::Boundary,
+            "pml",
+            "the PML has no adjoint yet; use Boundary::Sponge (or absorb = 0, the rigid border) for adjoint and gradient runs",
+        ));
+    }
+    if c.source_mode != SourceMode::Add {
+        return Err(Error::invalid(
+            Param::SourceMode,
+            c.source_mode.name(),
+            "the set source is not a linear map of the wavelet; use SourceMode::Add",
+        ));
+    }
+    if c.kernels != StepKernels::Fused {
+        return Err(Error::invalid(
+            Param::Other("kernels".into()),
+            c.kernels.name(),
+            "the adjoint transposes the fused step; use StepKernels::Fused",
+        ));
+    }
+    Ok(())
+}
+
+/// The sponge's damping `eta` of `c` on the host (the same values as the simulator's): the
+/// depths into the layer along each axis add their contributions.
+fn sponge_eta<T: Real, const D: usize>(
+    c: &WaveConfig,
+    velocity: &HostFieldN<T, D>,
+    shape: [usize; D],
+) -> Result<HostFieldN<T, D>> {
+    let mut host = HostFieldN::<T, D>::zeros(shape)?;
+    for (k, (e, v)) in host
+        .as_mut_slice()
+        .iter_mut()
+        .zip(velocity.as_slice())
+        .enumerate()
+    {
+        let mut rest = k;
+        let mut index = [0usize; D];
+        for a in (0..D).rev() {
+            index[a] = rest % shape[a];
+            rest /= shape[a];
+        }
+        let vel = v.to_f64();
+        let sum = (0..D).fold(0.0, |acc, a| {
+            let depth = layer_depth(index[a], shape[a], c.absorb);
+            acc + absorbing_eta(depth, c.absorb, vel, c.dh, c.dt)
+        });
+        *e = T::lit(sum);
+    }
+    Ok(host)
+}
+
+/// Reads `p` at the flat indices `points` into `out`: in place for host memory, else through
+/// a host copy of the whole field (`scratch`, allocated once).
+fn sample<M: MemorySpace, T: Real, const D: usize>(
+    p: &ScalarField<M, T, D>,
+    points: &[usize],
+    out: &mut [T],
+    scratch: &mut Option<HostFieldN<T, D>>,
+) -> Result<()> {
+    if points.is_empty() {
+        return Ok(());
+    }
+    let host: &HostFieldN<T, D> = match (p as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
+        Some(h) => h,
+        None => {
+            let h = match scratch {
+                Some(h) => h,
+                None => scratch.insert(HostFieldN::zeros(p.shape())?),
+            };
+            p.copy_to_host(h.as_mut_slice())?;
+            h
+        }
+    };
+    for (o, &k) in out.iter_mut().zip(points) {
+        *o = host.as_slice()[k];
+    }
+    Ok(())
+}
+
+/// An error unless a buffer `what` has `want` values.
+fn check_len(what: &str, got: usize, want: usize, words: &str) -> Result<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            Param::Other(what.into()),
+            format!("{got} values"),
+            format!("must hold {words} = {want} values"),
+        ))
+    }
+}
