@@ -55,6 +55,7 @@ def main() -> None:
                         boundary="rigid", wavefields=True)
             call_py.append(time.perf_counter() - t0)
             loop_py.append(r.wall_time_s[0])
+            assert r.wavefields is not None
             equal &= np.load(out / "wavefield.npy").tobytes() == r.wavefields[0].tobytes()
             print(f"repeat {k + 1}: ppwave loop {loop_ppwave[-1]:.3f} s, "
                   f"Python call {call_py[-1]:.3f} s (its loop {loop_py[-1]:.3f} s)", flush=True)

@@ -54,6 +54,7 @@ def main(out: str = "layered_shot.png") -> None:
         snapshots=[700],
     )
     elapsed = time.perf_counter() - t0
+    assert result.snapshots is not None  # asked for with `snapshots`
     gather = result.seismograms[0]  # (nt, receivers)
     offsets = (receivers[:, 1] - source[1]) * dh
 

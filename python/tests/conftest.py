@@ -42,10 +42,10 @@ def find_ppwave() -> tuple[Path | None, str]:
 @pytest.fixture(scope="session")
 def ppwave():
     """A function running `ppwave ARGS...` and returning its output directory; skips (or
-    fails, with PPSTENCIL_REQUIRE_PPWAVE=1 as CI sets) without the binary."""
+    fails, with PPSTENCIL_REQUIRE_TOOLS=1 as CI sets) without the binary."""
     binary, why = find_ppwave()
     if binary is None:
-        if os.environ.get("PPSTENCIL_REQUIRE_PPWAVE") == "1":
+        if os.environ.get("PPSTENCIL_REQUIRE_TOOLS") == "1":
             pytest.fail(why)
         pytest.skip(why)
 

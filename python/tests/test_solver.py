@@ -262,3 +262,32 @@ def test_sim_repr(model2d):
     assert sim.precision == "f32" and sim.backend == "rayon" and sim.dh == 10.0
     assert sim.blocking is not None and sim.threads >= 1 and sim.nt == 3
     assert layered_2d().shape == tuple(sim.shape) and layered_3d().ndim == 3
+
+
+def test_one_simulation_from_two_threads_raises_instead_of_racing():
+    """While one thread runs steps (GIL released), another thread's use of the same
+    Simulation is refused (the object is borrowed: RuntimeError), not run concurrently."""
+    sim = big_simulation(nt=10_000)
+    errors = []
+    running = threading.Event()
+
+    def other():
+        running.wait()
+        deadline = time.monotonic() + 5.0
+        while not errors and time.monotonic() < deadline:
+            try:
+                sim.wavefield
+            except RuntimeError as e:  # pyo3's "already mutably borrowed"
+                errors.append(str(e))
+        try:
+            sim.step(1)
+        except (RuntimeError, pps.Error) as e:  # pps.Error if the run finished meanwhile
+            errors.append(str(e))
+
+    t = threading.Thread(target=other)
+    t.start()
+    running.set()
+    sim.step(10_000)
+    t.join()
+    assert len(errors) == 2 and "borrow" in errors[0], errors
+    assert sim.steps_done == 10_000

@@ -4,25 +4,38 @@ Units: velocities [m/s], ``dh`` [m], ``dt`` [s], ``fpeak`` [Hz], ``pml_alpha`` [
 Grid indices count from 0, z (depth) first: ``(z, x)`` in 2D, ``(z, y, x)`` in 3D.
 """
 
-from typing import Callable, Literal, Optional, Sequence, Union
+from typing import Callable, Literal, Optional, Sequence, Union, final
 
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "Error",
+    "GridWarning",
+    "LIBRARY_VERSION",
+    "__version__",
+    "BACKENDS_BUILT",
+    "Simulation",
+    "RunResult",
+    "run",
+    "cfl_limit",
+    "gen",
+    "stencil_names",
+]
 __version__: str
 #: Version of the Rust library (``ppstencil`` crate) this build wraps.
 LIBRARY_VERSION: str
 #: Backends this build has: always "serial" and "rayon"; "cuda"/"hip" with those features.
 BACKENDS_BUILT: list[str]
 
-Boundary = Literal["pml", "sponge", "rigid"]
-Precision = Literal["f32", "f64", "float32", "float64"]
-Backend = Literal["serial", "rayon", "cuda", "hip"]
-Kernels = Literal["fused", "split"]
-SourceMode = Literal["set", "add"]
-GenBackend = Literal["serial", "rayon", "cuda", "hip", "dsl"]
-Points = Union[npt.ArrayLike, Sequence[int], Sequence[Sequence[int]]]
-Progress = Callable[[int, int], object]
+_Boundary = Literal["pml", "sponge", "rigid"]
+_Precision = Literal["f32", "f64", "float32", "float64"]
+_Backend = Literal["serial", "rayon", "cuda", "hip"]
+_Kernels = Literal["fused", "split"]
+_SourceMode = Literal["set", "add"]
+_GenBackend = Literal["serial", "rayon", "cuda", "hip", "dsl"]
+_Points = Union[npt.ArrayLike, Sequence[int], Sequence[Sequence[int]]]
+_Progress = Callable[[int, int], object]
 
 class Error(Exception):
     """A failure that is not bad input: a backend this build does not have, no device, a
@@ -33,43 +46,44 @@ class GridWarning(UserWarning):
     a wavelet above the Nyquist frequency of ``dt``, a source or receivers inside the
     absorbing layer."""
 
+@final
 class Simulation:
     """One shot, advanced step by step, for your own time loop. The run is prepared (every
     parameter checked, fields allocated) when the object is made; see the module
     documentation of each parameter in ``help(ppstencil.Simulation)``."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         velocity: npt.NDArray[np.floating],
         *,
         dh: float,
         nt: int,
-        source: Points,
-        receivers: Optional[Points] = None,
+        source: _Points,
+        receivers: Optional[_Points] = None,
         dt: Optional[float] = None,
         cfl: Optional[float] = None,
         fpeak: float = 10.0,
-        boundary: Boundary = "pml",
+        boundary: _Boundary = "pml",
         absorb: Optional[int] = None,
         space_order: int = 4,
-        kernels: Kernels = "fused",
-        source_mode: SourceMode = "set",
+        kernels: _Kernels = "fused",
+        source_mode: _SourceMode = "set",
         source_delay: Optional[float] = None,
         pml_r: Optional[float] = None,
         pml_degree: Optional[float] = None,
         pml_alpha: Optional[float] = None,
-        precision: Precision = "f32",
-        backend: Backend = "rayon",
+        precision: _Precision = "f32",
+        backend: _Backend = "rayon",
         threads: Optional[int] = None,
         time_block: Union[str, int, None] = None,
-    ) -> None: ...
+    ) -> Simulation: ...
     def step(self, n: int = 1) -> int:
         """Runs ``n`` more steps (GIL released); returns the steps done. Step ``nt``
         finishes the run."""
     def run(
         self,
         snapshots: Optional[Sequence[int]] = None,
-        progress: Optional[Progress] = None,
+        progress: Optional[_Progress] = None,
     ) -> Optional[npt.NDArray[np.floating]]:
         """Runs the remaining steps and finishes; returns the snapshots
         ``(len(steps), *shape)`` when ``snapshots`` is given."""
@@ -125,6 +139,7 @@ class Simulation:
     @property
     def wall_time_s(self) -> Optional[float]: ...
 
+@final
 class RunResult:
     """The results of :func:`run`, one entry per shot along the first axis."""
 
@@ -156,25 +171,25 @@ def run(
     *,
     dh: float,
     nt: int,
-    sources: Points,
-    receivers: Optional[Points] = None,
+    sources: _Points,
+    receivers: Optional[_Points] = None,
     snapshots: Optional[Sequence[int]] = None,
     wavefields: bool = True,
-    progress: Optional[Progress] = None,
+    progress: Optional[_Progress] = None,
     dt: Optional[float] = None,
     cfl: Optional[float] = None,
     fpeak: float = 10.0,
-    boundary: Boundary = "pml",
+    boundary: _Boundary = "pml",
     absorb: Optional[int] = None,
     space_order: int = 4,
-    kernels: Kernels = "fused",
-    source_mode: SourceMode = "set",
+    kernels: _Kernels = "fused",
+    source_mode: _SourceMode = "set",
     source_delay: Optional[float] = None,
     pml_r: Optional[float] = None,
     pml_degree: Optional[float] = None,
     pml_alpha: Optional[float] = None,
-    precision: Precision = "f32",
-    backend: Backend = "rayon",
+    precision: _Precision = "f32",
+    backend: _Backend = "rayon",
     threads: Optional[int] = None,
     time_block: Union[str, int, None] = None,
 ) -> RunResult:
@@ -186,7 +201,7 @@ def cfl_limit(space_order: int = 4, dims: int = 2) -> float:
 
 def gen(
     dsl: Optional[str] = None,
-    backend: GenBackend = "serial",
+    backend: _GenBackend = "serial",
     stencil: Optional[str] = None,
 ) -> str:
     """The code generated for a DSL text (or the built-in kernels), as ``ppwave gen``."""
