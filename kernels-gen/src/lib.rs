@@ -5,8 +5,8 @@
 //! scripts and tools such as `ppwave gen`:
 //!
 //! ```text
-//! tokens ──parse──► ir::Stencil ──emit::rust──► serial / rayon Rust
-//!                               └─emit::…────► other backends
+//! tokens ──parse──► ir::Stencil ──simplify──► ir::Stencil ──emit::rust──► serial / rayon Rust
+//!                                                          └─emit::…────► other backends
 //! ```
 //!
 //! ```
@@ -19,7 +19,8 @@
 //! let s = &stencils[0];
 //! assert_eq!(s.radius(), 2);
 //! assert_eq!(s.bytes_per_point(4), 8); // read p, write pxx
-//! assert_eq!(s.flops_per_point(), 9);
+//! // Each weight once per symmetric pair: c2 (p[-2] + p[2]) + c1 (p[-1] + p[1]) - c0 p.
+//! assert_eq!(s.flops_per_point(), 7);
 //! ```
 #![warn(missing_docs)]
 
@@ -28,6 +29,7 @@ pub mod emit;
 pub mod fd;
 pub mod ir;
 pub mod parse;
+pub mod simplify;
 
 pub use parse::{parse_stencils, parse_str};
 

@@ -88,8 +88,12 @@ pub fn parse_stencils(tokens: TokenStream) -> syn::Result<Vec<Stencil>> {
 
 /// Like [`parse_stencils`], with the span of each stencil's name, so generated items can
 /// point compiler messages (e.g. "function defined here") at the user's source.
+/// Every stencil has been through [`crate::simplify`], as every emitter expects.
 pub fn parse_stencils_spanned(tokens: TokenStream) -> syn::Result<Vec<(Stencil, Span)>> {
-    let file = StencilFile::parse.parse2(tokens)?;
+    let mut file = StencilFile::parse.parse2(tokens)?;
+    for (s, _) in &mut file.0 {
+        crate::simplify::simplify(s);
+    }
     Ok(file.0)
 }
 
@@ -1398,14 +1402,25 @@ fn weighted_sum(terms: impl IntoIterator<Item = (f64, Expr)>) -> Expr {
 mod tests {
     use super::*;
 
+    /// The IR as the parser lowers it, before the arithmetic pass (`crate::simplify`).
+    fn as_written(src: &str) -> syn::Result<Vec<Stencil>> {
+        let tokens: TokenStream = src.parse().expect("lexes");
+        Ok(StencilFile::parse
+            .parse2(tokens)?
+            .0
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect())
+    }
+
     fn one(src: &str) -> Stencil {
-        let mut v = parse_str(src).expect("parses");
+        let mut v = as_written(src).expect("parses");
         assert_eq!(v.len(), 1);
         v.remove(0)
     }
 
     fn err(src: &str) -> String {
-        parse_str(src).expect_err("must fail").to_string()
+        as_written(src).expect_err("must fail").to_string()
     }
 
     const PXX: &str = "pub fn fd_pxx(pxx: out, p: in) {

@@ -100,7 +100,9 @@ pub use solver as wave;
 
 pub use device::{Cuda, Hip, MemSpaceCuda, MemSpaceHip};
 pub use error::{Error, Mention, Param, Result, Valid};
-pub use exec::{ExecutionSpace, Rayon, Serial};
+pub use exec::{
+    numerics, with_numerics, Arithmetic, ExecutionSpace, Numerics, Rayon, Serial, Subnormals,
+};
 pub use field::{FieldIndex, HostField, ScalarField};
 pub use memory::{HostAccessible, MemSpaceHost, MemorySpace};
 pub use real::Real;

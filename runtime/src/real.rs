@@ -52,6 +52,9 @@ pub trait Real:
     fn max(self, other: Self) -> Self;
     /// Whether the value is neither infinite nor NaN.
     fn is_finite(self) -> bool;
+    /// `self * a + b` with one rounding (fused multiply-add). Generated kernels call it only
+    /// in their fused arithmetic, which runs where the CPU has FMA instructions.
+    fn mul_add(self, a: Self, b: Self) -> Self;
 }
 
 macro_rules! impl_real {
@@ -98,6 +101,10 @@ macro_rules! impl_real {
             #[inline(always)]
             fn is_finite(self) -> bool {
                 <$t>::is_finite(self)
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
             }
         }
     };

@@ -22,7 +22,7 @@ void ppref_fd_step_f32(float *restrict pnew, const float *restrict p,
                        const float *restrict pold, const float *restrict kv2,
                        size_t nz, size_t nx, int threads) {
     /* Constants rounded from double, as the Rust kernel's T::lit does. */
-    const float c2 = (float)(1.0 / 12.0), c1 = (float)(4.0 / 3.0), c0 = 2.5f;
+    const float c1 = (float)(4.0 / 3.0), c0 = 2.5f;
     const float m_c2 = (float)(-1.0 / 12.0);
     (void)threads;
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -32,10 +32,10 @@ void ppref_fd_step_f32(float *restrict pnew, const float *restrict p,
         const float *restrict old = pold + iz * nx;
         const float *restrict k = kv2 + iz * nx;
         for (size_t ix = 2; ix < nx - 2; ix++) {
-            float pxx = m_c2 * r[ix - 2] + c1 * r[ix - 1] - c0 * r[ix] + c1 * r[ix + 1]
-                        - c2 * r[ix + 2];
-            float pzz = m_c2 * r[ix - 2 * nx] + c1 * r[ix - nx] - c0 * r[ix] + c1 * r[ix + nx]
-                        - c2 * r[ix + 2 * nx];
+            /* Each weight once over its symmetric pair, as the generated kernels factor it. */
+            float pxx = m_c2 * (r[ix - 2] + r[ix + 2]) + c1 * (r[ix - 1] + r[ix + 1]) - c0 * r[ix];
+            float pzz = m_c2 * (r[ix - 2 * nx] + r[ix + 2 * nx]) + c1 * (r[ix - nx] + r[ix + nx])
+                        - c0 * r[ix];
             out[ix] = 2.0f * r[ix] - old[ix] + k[ix] * (pxx + pzz);
         }
     }

@@ -340,7 +340,7 @@ fn stream(threads: usize, len: usize, repeat: usize) -> Result<Bandwidth> {
         pool.install(|| {
             a.par_chunks_mut(block)
                 .zip(b.par_chunks(block))
-                .for_each(|(a, b)| vectorized(|| a.copy_from_slice(b)))
+                .for_each(|(a, b)| vectorized(false, |_| a.copy_from_slice(b)))
         });
         Ok(())
     })?;
@@ -353,7 +353,7 @@ fn stream(threads: usize, len: usize, repeat: usize) -> Result<Bandwidth> {
             )
                 .into_par_iter()
                 .for_each(|(a, b, c)| {
-                    vectorized(|| {
+                    vectorized(false, |_| {
                         for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
                             *a = b + s * c;
                         }
@@ -383,7 +383,7 @@ const PEAK_ITERS: usize = 1 << 18;
 /// ([`vectorized`]) and, like them, a separate multiply and add (Rust never fuses them).
 fn addmul_peak(pool: &rayon::ThreadPool, threads: usize, repeat: usize) -> Result<f64> {
     let work = || {
-        vectorized(|| {
+        vectorized(false, |_| {
             let (m, c) = std::hint::black_box((0.999_999f32, 1.0e-6f32));
             let mut acc = [1.0f32; PEAK_LANES];
             for _ in 0..PEAK_ITERS {

@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ppstencil::receivers::ReceiverLine;
 use ppstencil::wave::{Boundary, Layer, PmlParams, SourceMode, TimeBlock};
-use ppstencil::{StepKernels, WaveConfig};
+use ppstencil::{Arithmetic, Numerics, StepKernels, Subnormals, WaveConfig};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -93,6 +93,56 @@ impl From<SourceModeArg> for SourceMode {
             SourceModeArg::Set => SourceMode::Set,
             SourceModeArg::Add => SourceMode::Add,
         }
+    }
+}
+
+/// How host kernels round `a * b + c` (`WaveConfig::numerics`; `ppstencil::Arithmetic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArithmeticArg {
+    /// Every operation rounded as written: bit-identical on every CPU and to the GPU
+    /// backends.
+    Exact,
+    /// Fused multiply-adds and the widest vectors the CPU has (AVX-512, AVX2, NEON); results
+    /// within a few units in the last place of exact's per operation.
+    Fast,
+}
+
+impl From<ArithmeticArg> for Arithmetic {
+    fn from(a: ArithmeticArg) -> Arithmetic {
+        match a {
+            ArithmeticArg::Exact => Arithmetic::Exact,
+            ArithmeticArg::Fast => Arithmetic::Fast,
+        }
+    }
+}
+
+/// What host kernels do with subnormal numbers (`ppstencil::Subnormals`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SubnormalsArg {
+    /// Flushed to zero (FTZ/DAZ): a wave's decaying tails cost nothing.
+    Flush,
+    /// Kept (IEEE 754), for reproducing results exactly; long runs slow down 2-8x on x86.
+    Keep,
+}
+
+impl From<SubnormalsArg> for Subnormals {
+    fn from(a: SubnormalsArg) -> Subnormals {
+        match a {
+            SubnormalsArg::Flush => Subnormals::Flush,
+            SubnormalsArg::Keep => Subnormals::Keep,
+        }
+    }
+}
+
+/// The numerics of the host kernels given by `--numerics` and `--subnormals`, each
+/// defaulting to the solver's ([`Numerics::default`]).
+pub fn numerics(arithmetic: Option<ArithmeticArg>, subnormals: Option<SubnormalsArg>) -> Numerics {
+    let default = Numerics::default();
+    Numerics {
+        arithmetic: arithmetic.map_or(default.arithmetic, Arithmetic::from),
+        subnormals: subnormals.map_or(default.subnormals, Subnormals::from),
     }
 }
 
@@ -295,6 +345,14 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precision: Option<Precision>,
+    /// Arithmetic of the host backends [default: exact]. The GPU backends run exact.
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numerics: Option<ArithmeticArg>,
+    /// Subnormal numbers on the host backends [default: flush]. The GPU backends keep them.
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subnormals: Option<SubnormalsArg>,
     /// Threads of the rayon pool (1 to 4096) [default: one per core]. Only with --backend
     /// rayon.
     #[arg(long)]
@@ -371,6 +429,8 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     ("gather-gain", "one of \"none\", \"agc\", \"t2\""),
     ("precision", "one of \"f32\", \"f64\""),
+    ("numerics", "one of \"exact\", \"fast\""),
+    ("subnormals", "one of \"flush\", \"keep\""),
     ("threads", "a whole number (1 to 4096)"),
     ("out", "a string (a directory path)"),
 ];
@@ -412,6 +472,8 @@ impl RunArgs {
             time_block,
             gather_gain,
             precision,
+            numerics,
+            subnormals,
             threads,
             out
         )
@@ -481,6 +543,7 @@ impl RunArgs {
             receivers,
             snapshot_every: self.snapshot_every,
             time_block: self.time_block.unwrap_or(paper.time_block),
+            numerics: numerics(self.numerics, self.subnormals),
             ..paper
         }
     }

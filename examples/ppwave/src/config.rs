@@ -188,6 +188,8 @@ mod tests {
             time-block = "8:16"
             gather-gain = "agc"
             precision = "f64"
+            numerics = "fast"
+            subnormals = "keep"
             threads = 11
             out = "o"
         "#;
@@ -200,6 +202,8 @@ mod tests {
             (Some(8), Some(9), Some(11))
         );
         assert_eq!(a.precision, Some(Precision::F64));
+        assert_eq!(a.numerics, Some(crate::cli::ArithmeticArg::Fast));
+        assert_eq!(a.subnormals, Some(crate::cli::SubnormalsArg::Keep));
         assert_eq!((a.ny, a.src_y), (Some(12), Some(13)));
         assert_eq!(a.layers.as_ref().map(|l| l[0].z1), Some(2));
         assert_eq!(a.receivers.as_ref().map(|r| r[0].step), Some(2));

@@ -847,6 +847,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "kernels": config.kernels.name(),
         "threads": threads,
         "precision": T::NAME,
+        "numerics": numerics_json(config, o.backend()),
         "nz": config.nz,
         "nx": config.nx,
         "nt": config.nt,
@@ -926,6 +927,30 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
 }
 
 /// run.json's `pml` entry (2D and 3D runs): the PML's profile parameters, or null without one.
+/// What run.json records of the numerics: what the run asked for and what its backend
+/// ran. The GPU backends run exact arithmetic with subnormals kept; a CPU without FMA runs
+/// `fast` as `exact`.
+pub(crate) fn numerics_json(config: &WaveConfig, backend: Backend) -> serde_json::Value {
+    use ppstencil::exec::{fma_available, simd_for};
+    use ppstencil::{Arithmetic, Numerics};
+    let asked = config.numerics;
+    let host = matches!(backend, Backend::Serial | Backend::Rayon);
+    let ran = match (host, asked.arithmetic) {
+        (false, _) => Numerics::IEEE,
+        (true, Arithmetic::Fast) if !fma_available() => Numerics {
+            arithmetic: Arithmetic::Exact,
+            ..asked
+        },
+        (true, _) => asked,
+    };
+    serde_json::json!({
+        "arithmetic": ran.arithmetic.name(),
+        "subnormals": ran.subnormals.name(),
+        "simd": host.then(|| simd_for(ran.arithmetic == Arithmetic::Fast).name()),
+        "asked": { "arithmetic": asked.arithmetic.name(), "subnormals": asked.subnormals.name() },
+    })
+}
+
 pub(crate) fn pml_json(config: &WaveConfig) -> Option<serde_json::Value> {
     (config.layer() == Some(ppstencil::wave::Boundary::Pml)).then(|| {
         serde_json::json!({

@@ -142,6 +142,7 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
         "kernels": config.kernels.name(),
         "threads": threads,
         "precision": T::NAME,
+        "numerics": crate::run::numerics_json(config, o.backend()),
         "nz": config.nz,
         "ny": config.ny,
         "nx": config.nx,

@@ -15,7 +15,7 @@
 //! What does not live here: statements, declarations and names of generated locals (each
 //! emitter's own business).
 
-use crate::ir::{Expr, Func};
+use crate::ir::{BinOp, Expr, Func};
 
 /// How a function call is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,10 +41,24 @@ pub trait Syntax {
     fn func(&self, f: Func) -> String;
     /// Function or method calls.
     fn call_style(&self) -> CallStyle;
+    /// Whether sums are printed with fused multiply-adds (`a.mul_add(b, c)` for `a * b + c`,
+    /// see [`print`]); only the Rust backend's fused arithmetic does.
+    fn fused(&self) -> bool {
+        false
+    }
 }
 
-/// Prints `e` into `out`.
+/// Longest sum printed with fused multiply-adds: each product term nests one call, and a
+/// longer sum is printed as written.
+pub const MAX_FUSED_TERMS: usize = 64;
+
+/// Prints `e` into `out`. Under a [`Syntax::fused`] spelling, a sum of at most
+/// [`MAX_FUSED_TERMS`] terms with products among them is printed with one fused
+/// multiply-add per product ([`print_fused_sum`]).
 pub fn print(syntax: &impl Syntax, e: &Expr, out: &mut String) {
+    if syntax.fused() && print_fused_sum(syntax, e, out) {
+        return;
+    }
     match e {
         Expr::Lit(v) => syntax.lit(out, *v),
         Expr::Scalar(p) => syntax.scalar(out, *p),
@@ -107,6 +121,72 @@ pub fn print(syntax: &impl Syntax, e: &Expr, out: &mut String) {
             }
         },
     }
+}
+
+/// Prints the sum `e` (a left-nested chain of `+` and `-`) folding each product term into
+/// the running sum with a fused multiply-add: `t0 + a * b - c * d` is
+/// `(-c).mul_add(d, a.mul_add(b, t0))`, which rounds once per product where the written
+/// sum rounds twice; products are never reordered. Returns `false`, printing nothing, when
+/// `e` is not such a sum (no product term, or more than [`MAX_FUSED_TERMS`] terms).
+fn print_fused_sum(syntax: &impl Syntax, e: &Expr, out: &mut String) -> bool {
+    let mut terms: Vec<(BinOp, &Expr)> = Vec::new();
+    let mut cur = e;
+    while let Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) = cur {
+        terms.push((*op, b));
+        cur = a;
+        if terms.len() >= MAX_FUSED_TERMS {
+            return false;
+        }
+    }
+    let product = |t: &Expr| matches!(t, Expr::Binary(BinOp::Mul, ..));
+    if terms.is_empty() || !(product(cur) || terms.iter().any(|(_, t)| product(t))) {
+        return false;
+    }
+    terms.reverse();
+    let text = |e: &Expr| to_string(syntax, e);
+    // `a` as the receiver of `.mul_add`, negated when the product is subtracted.
+    let receiver = |a: &Expr, negate: bool| -> String {
+        match (a, negate) {
+            (Expr::Lit(v), true) => to_string(syntax, &Expr::Lit(-v)),
+            (_, true) if a.is_atom() => format!("(-{})", text(a)),
+            (_, true) => format!("(-({}))", text(a)),
+            (_, false) if a.is_atom() => text(a),
+            (_, false) => format!("({})", text(a)),
+        }
+    };
+    let fma = |a: &Expr, b: &Expr, negate: bool, acc: &str| {
+        format!("{}.mul_add({}, {acc})", receiver(a, negate), text(b))
+    };
+    let mut rest = terms.iter();
+    let mut acc = match (cur, terms[0]) {
+        // `a * b ± t1`, `t1` no product: `a.mul_add(b, ±t1)`.
+        (Expr::Binary(BinOp::Mul, a, b), (op, t1)) if !product(t1) => {
+            rest.next();
+            let t1 = match op {
+                BinOp::Sub if t1.is_atom() => format!("-{}", text(t1)),
+                BinOp::Sub => format!("-({})", text(t1)),
+                _ => text(t1),
+            };
+            fma(a, b, false, &t1)
+        }
+        _ => text(cur),
+    };
+    for &(op, t) in rest {
+        acc = match t {
+            Expr::Binary(BinOp::Mul, a, b) => fma(a, b, op == BinOp::Sub, &acc),
+            _ => {
+                let wrap = op.needs_parens(t, true);
+                let t = if wrap {
+                    format!("({})", text(t))
+                } else {
+                    text(t)
+                };
+                format!("{acc} {} {t}", op.symbol())
+            }
+        };
+    }
+    out.push_str(&acc);
+    true
 }
 
 /// [`print()`] into a new string.

@@ -82,23 +82,30 @@ pub fn tap_name(stencil: &Stencil, tap: &Tap) -> String {
 }
 
 /// The Rust spelling: `T::lit(0.5)`, taps as their row slices `p__0_m1[i]` (an `inout` field
-/// as its own output row `u[i]`), functions as methods of `Real` (`x.sqrt()`).
-struct Rust<'a>(&'a Stencil);
+/// as its own output row `u[i]`), functions as methods of `Real` (`x.sqrt()`); with `fused`,
+/// sums with products as `Real::mul_add` chains (the fast arithmetic).
+struct Rust<'a> {
+    s: &'a Stencil,
+    fused: bool,
+}
 
 impl Syntax for Rust<'_> {
+    fn fused(&self) -> bool {
+        self.fused
+    }
     fn lit(&self, out: &mut String, v: f64) {
         out.push_str("T::lit(");
         out.push_str(&infix::decimal(v, false));
         out.push(')');
     }
     fn scalar(&self, out: &mut String, param: usize) {
-        out.push_str(&self.0.params[param].name);
+        out.push_str(&self.s.params[param].name);
     }
     fn local(&self, out: &mut String, local: usize) {
-        out.push_str(&self.0.locals[local]);
+        out.push_str(&self.s.locals[local]);
     }
     fn read(&self, out: &mut String, field: usize, offset: &[i32]) {
-        let s = self.0;
+        let s = self.s;
         if s.params[field].kind == ParamKind::Field(Access::InOut) {
             // Its own output row, read at the current point before (or after) writing.
             out.push_str(&s.params[field].name);
@@ -122,9 +129,10 @@ impl Syntax for Rust<'_> {
     }
 }
 
-/// Emits an expression as tokens (printed as text by the shared printer, then lexed).
-fn expr(s: &Stencil, e: &Expr) -> TokenStream {
-    let text = infix::to_string(&Rust(s), e);
+/// Emits an expression as tokens (printed as text by the shared printer, then lexed), in
+/// the exact or the fused arithmetic.
+fn expr(s: &Stencil, e: &Expr, fused: bool) -> TokenStream {
+    let text = infix::to_string(&Rust { s, fused }, e);
     text.parse().unwrap_or_else(|err| {
         let msg = format!("kernels-gen emitted an expression rustc cannot lex ({err}): {text}");
         quote!(::core::compile_error!(#msg))
@@ -223,22 +231,23 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
             quote!(let #name = &#field[#start..][..n];)
         }
     });
-    let body: Vec<TokenStream> = s
-        .body
-        .iter()
-        .map(|st| match st {
-            Stmt::Let { local, value } => {
-                let name = ident(&s.locals[*local]);
-                let v = expr(s, value);
-                quote!(let #name = #v;)
-            }
-            Stmt::Assign { field, value } => {
-                let name = ident(&s.params[*field].name);
-                let v = expr(s, value);
-                quote!(#name[i] = #v;)
-            }
-        })
-        .collect();
+    let body = |fused: bool| -> Vec<TokenStream> {
+        s.body
+            .iter()
+            .map(|st| match st {
+                Stmt::Let { local, value } => {
+                    let name = ident(&s.locals[*local]);
+                    let v = expr(s, value, fused);
+                    quote!(let #name = #v;)
+                }
+                Stmt::Assign { field, value } => {
+                    let name = ident(&s.params[*field].name);
+                    let v = expr(s, value, fused);
+                    quote!(#name[i] = #v;)
+                }
+            })
+            .collect()
+    };
     // Prefetch, per input field, its leading tap (the last row this row reads: the one not
     // yet in cache), and every output.
     let mut leading: Vec<&Tap> = Vec::new();
@@ -266,6 +275,36 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
         }
     });
     let first = &outs[0];
+    // The point loop over `len` points: the exact arithmetic, and where it differs the
+    // fused one (`mode.fused()`, a constant of each vectorised copy).
+    let (exact, fused) = (body(false), body(true));
+    let same = exact
+        .iter()
+        .map(ToString::to_string)
+        .eq(fused.iter().map(ToString::to_string));
+    let point_loop = |len: TokenStream| {
+        if same {
+            quote! {
+                for i in 0..#len {
+                    #(#exact)*
+                }
+            }
+        } else {
+            quote! {
+                if mode.fused() {
+                    for i in 0..#len {
+                        #(#fused)*
+                    }
+                } else {
+                    for i in 0..#len {
+                        #(#exact)*
+                    }
+                }
+            }
+        }
+    };
+    let plain_loop = point_loop(quote!(n));
+    let block_loop = point_loop(quote!(#first.len()));
     let tap_blocks = taps.iter().filter(|t| !is_scalar_tap(s, t.field)).map(|t| {
         let name = ident(&tap_name(s, t));
         quote!(let #name = &#name[cols.clone()];)
@@ -310,9 +349,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
             #(#tap_lets)*
             if mode.plain() {
                 #(let #outs = &mut #outs[#out_wins.cols(grid)][..n];)*
-                for i in 0..n {
-                    #(#body)*
-                }
+                #plain_loop
                 return;
             }
             #(#out_rows)*
@@ -323,9 +360,7 @@ pub fn emit_row(s: &Stencil) -> TokenStream {
                 }
                 #(#tap_blocks)*
                 #(#out_blocks)*
-                for i in 0..#first.len() {
-                    #(#body)*
-                }
+                #block_loop
             }
         }
     }
@@ -725,7 +760,7 @@ mod tests {
             "let p__m2_0 = &p__m2_0[cols.clone()];",
             "let mut pzz = pzz.block(cols);",
             "for i in 0..pzz.len() {",
-            "pzz[i] = T::lit(-0.08333333333333333) * p__m2_0[i]",
+            "pzz[i] = T::lit(-0.08333333333333333) * (p__m2_0[i] + p__2_0[i])",
             "for pzz in pzz.chunks_mut(pzz__win.nx()) {",
             "fn serial_with<T: ::ppstencil::__private::Real>(",
             "plan: ::ppstencil::__private::RowPlan,",

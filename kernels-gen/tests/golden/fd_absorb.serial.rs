@@ -23,9 +23,16 @@ impl FdAbsorb {
         let eta__0_0 = &eta[eta__win.tap(grid, row, [0, 0, 0])..][..n];
         if mode.plain() {
             let pnew = &mut pnew[pnew__win.cols(grid)][..n];
-            for i in 0..n {
-                pnew[i] = (pnew[i] + eta__0_0[i] * pold__0_0[i])
-                    / (T::lit(1.0) + eta__0_0[i]);
+            if mode.fused() {
+                for i in 0..n {
+                    pnew[i] = (eta__0_0[i].mul_add(pold__0_0[i], pnew[i]))
+                        / (T::lit(1.0) + eta__0_0[i]);
+                }
+            } else {
+                for i in 0..n {
+                    pnew[i] = (pnew[i] + eta__0_0[i] * pold__0_0[i])
+                        / (T::lit(1.0) + eta__0_0[i]);
+                }
             }
             return;
         }
@@ -39,9 +46,16 @@ impl FdAbsorb {
             let pold__0_0 = &pold__0_0[cols.clone()];
             let eta__0_0 = &eta__0_0[cols.clone()];
             let mut pnew = pnew.block(cols);
-            for i in 0..pnew.len() {
-                pnew[i] = (pnew[i] + eta__0_0[i] * pold__0_0[i])
-                    / (T::lit(1.0) + eta__0_0[i]);
+            if mode.fused() {
+                for i in 0..pnew.len() {
+                    pnew[i] = (eta__0_0[i].mul_add(pold__0_0[i], pnew[i]))
+                        / (T::lit(1.0) + eta__0_0[i]);
+                }
+            } else {
+                for i in 0..pnew.len() {
+                    pnew[i] = (pnew[i] + eta__0_0[i] * pold__0_0[i])
+                        / (T::lit(1.0) + eta__0_0[i]);
+                }
             }
         }
     }

@@ -36,7 +36,7 @@ extern "C" __global__ void fd_pxx_f32(
     }
     const long long pxx__i = (iz - pxx__oz) * pxx__nx + (ix - pxx__ox);
     const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
-    pxx_[pxx__i] = -0.083333336f * p_[p__i - 2] + 1.3333334f * p_[p__i - 1] - 2.5f * p_[p__i] + 1.3333334f * p_[p__i + 1] - 0.083333336f * p_[p__i + 2];
+    pxx_[pxx__i] = -0.083333336f * (p_[p__i - 2] + p_[p__i + 2]) + 1.3333334f * (p_[p__i - 1] + p_[p__i + 1]) - 2.5f * p_[p__i];
 }
 
 extern "C" __global__ void fd_pxx_f64(
@@ -56,5 +56,5 @@ extern "C" __global__ void fd_pxx_f64(
     }
     const long long pxx__i = (iz - pxx__oz) * pxx__nx + (ix - pxx__ox);
     const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
-    pxx_[pxx__i] = -0.08333333333333333 * p_[p__i - 2] + 1.3333333333333333 * p_[p__i - 1] - 2.5 * p_[p__i] + 1.3333333333333333 * p_[p__i + 1] - 0.08333333333333333 * p_[p__i + 2];
+    pxx_[pxx__i] = -0.08333333333333333 * (p_[p__i - 2] + p_[p__i + 2]) + 1.3333333333333333 * (p_[p__i - 1] + p_[p__i + 1]) - 2.5 * p_[p__i];
 }

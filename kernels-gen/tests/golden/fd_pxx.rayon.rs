@@ -24,11 +24,24 @@ impl FdPxx {
         let p__0_2 = &p[p__win.tap(grid, row, [0, 0, 2])..][..n];
         if mode.plain() {
             let pxx = &mut pxx[pxx__win.cols(grid)][..n];
-            for i in 0..n {
-                pxx[i] = T::lit(-0.08333333333333333) * p__0_m2[i]
-                    + T::lit(1.3333333333333333) * p__0_m1[i] - T::lit(2.5) * p__0_0[i]
-                    + T::lit(1.3333333333333333) * p__0_1[i]
-                    - T::lit(0.08333333333333333) * p__0_2[i];
+            if mode.fused() {
+                for i in 0..n {
+                    pxx[i] = T::lit(-2.5)
+                        .mul_add(
+                            p__0_0[i],
+                            T::lit(1.3333333333333333)
+                                .mul_add(
+                                    p__0_m1[i] + p__0_1[i],
+                                    T::lit(-0.08333333333333333) * (p__0_m2[i] + p__0_2[i]),
+                                ),
+                        );
+                }
+            } else {
+                for i in 0..n {
+                    pxx[i] = T::lit(-0.08333333333333333) * (p__0_m2[i] + p__0_2[i])
+                        + T::lit(1.3333333333333333) * (p__0_m1[i] + p__0_1[i])
+                        - T::lit(2.5) * p__0_0[i];
+                }
             }
             return;
         }
@@ -44,11 +57,24 @@ impl FdPxx {
             let p__0_1 = &p__0_1[cols.clone()];
             let p__0_2 = &p__0_2[cols.clone()];
             let mut pxx = pxx.block(cols);
-            for i in 0..pxx.len() {
-                pxx[i] = T::lit(-0.08333333333333333) * p__0_m2[i]
-                    + T::lit(1.3333333333333333) * p__0_m1[i] - T::lit(2.5) * p__0_0[i]
-                    + T::lit(1.3333333333333333) * p__0_1[i]
-                    - T::lit(0.08333333333333333) * p__0_2[i];
+            if mode.fused() {
+                for i in 0..pxx.len() {
+                    pxx[i] = T::lit(-2.5)
+                        .mul_add(
+                            p__0_0[i],
+                            T::lit(1.3333333333333333)
+                                .mul_add(
+                                    p__0_m1[i] + p__0_1[i],
+                                    T::lit(-0.08333333333333333) * (p__0_m2[i] + p__0_2[i]),
+                                ),
+                        );
+                }
+            } else {
+                for i in 0..pxx.len() {
+                    pxx[i] = T::lit(-0.08333333333333333) * (p__0_m2[i] + p__0_2[i])
+                        + T::lit(1.3333333333333333) * (p__0_m1[i] + p__0_1[i])
+                        - T::lit(2.5) * p__0_0[i];
+                }
             }
         }
     }

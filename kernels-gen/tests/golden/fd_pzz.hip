@@ -24,7 +24,7 @@ extern "C" __global__ void fd_pzz_f32(
     }
     const long long pzz__i = (iz - pzz__oz) * pzz__nx + (ix - pzz__ox);
     const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
-    pzz_[pzz__i] = -0.083333336f * p_[p__i - 2 * p__nx] + 1.3333334f * p_[p__i - p__nx] - 2.5f * p_[p__i] + 1.3333334f * p_[p__i + p__nx] - 0.083333336f * p_[p__i + 2 * p__nx];
+    pzz_[pzz__i] = -0.083333336f * (p_[p__i - 2 * p__nx] + p_[p__i + 2 * p__nx]) + 1.3333334f * (p_[p__i - p__nx] + p_[p__i + p__nx]) - 2.5f * p_[p__i];
 }
 
 extern "C" __global__ void fd_pzz_f64(
@@ -44,5 +44,5 @@ extern "C" __global__ void fd_pzz_f64(
     }
     const long long pzz__i = (iz - pzz__oz) * pzz__nx + (ix - pzz__ox);
     const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
-    pzz_[pzz__i] = -0.08333333333333333 * p_[p__i - 2 * p__nx] + 1.3333333333333333 * p_[p__i - p__nx] - 2.5 * p_[p__i] + 1.3333333333333333 * p_[p__i + p__nx] - 0.08333333333333333 * p_[p__i + 2 * p__nx];
+    pzz_[pzz__i] = -0.08333333333333333 * (p_[p__i - 2 * p__nx] + p_[p__i + 2 * p__nx]) + 1.3333333333333333 * (p_[p__i - p__nx] + p_[p__i + p__nx]) - 2.5 * p_[p__i];
 }

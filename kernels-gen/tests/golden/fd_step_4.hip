@@ -34,8 +34,8 @@ extern "C" __global__ void fd_step_4_f32(
     const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
     const long long pold__i = (iz - pold__oz) * pold__nx + (ix - pold__ox);
     const long long kv2__i = (iz - kv2__oz) * kv2__nx + (ix - kv2__ox);
-    const float pxx_ = -0.083333336f * p_[p__i - 2] + 1.3333334f * p_[p__i - 1] - 2.5f * p_[p__i] + 1.3333334f * p_[p__i + 1] - 0.083333336f * p_[p__i + 2];
-    const float pzz_ = -0.083333336f * p_[p__i - 2 * p__nx] + 1.3333334f * p_[p__i - p__nx] - 2.5f * p_[p__i] + 1.3333334f * p_[p__i + p__nx] - 0.083333336f * p_[p__i + 2 * p__nx];
+    const float pxx_ = -0.083333336f * (p_[p__i - 2] + p_[p__i + 2]) + 1.3333334f * (p_[p__i - 1] + p_[p__i + 1]) - 2.5f * p_[p__i];
+    const float pzz_ = -0.083333336f * (p_[p__i - 2 * p__nx] + p_[p__i + 2 * p__nx]) + 1.3333334f * (p_[p__i - p__nx] + p_[p__i + p__nx]) - 2.5f * p_[p__i];
     pnew_[pnew__i] = 2.0f * p_[p__i] - pold_[pold__i] + kv2_[kv2__i] * (pxx_ + pzz_);
 }
 
@@ -62,7 +62,7 @@ extern "C" __global__ void fd_step_4_f64(
     const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
     const long long pold__i = (iz - pold__oz) * pold__nx + (ix - pold__ox);
     const long long kv2__i = (iz - kv2__oz) * kv2__nx + (ix - kv2__ox);
-    const double pxx_ = -0.08333333333333333 * p_[p__i - 2] + 1.3333333333333333 * p_[p__i - 1] - 2.5 * p_[p__i] + 1.3333333333333333 * p_[p__i + 1] - 0.08333333333333333 * p_[p__i + 2];
-    const double pzz_ = -0.08333333333333333 * p_[p__i - 2 * p__nx] + 1.3333333333333333 * p_[p__i - p__nx] - 2.5 * p_[p__i] + 1.3333333333333333 * p_[p__i + p__nx] - 0.08333333333333333 * p_[p__i + 2 * p__nx];
+    const double pxx_ = -0.08333333333333333 * (p_[p__i - 2] + p_[p__i + 2]) + 1.3333333333333333 * (p_[p__i - 1] + p_[p__i + 1]) - 2.5 * p_[p__i];
+    const double pzz_ = -0.08333333333333333 * (p_[p__i - 2 * p__nx] + p_[p__i + 2 * p__nx]) + 1.3333333333333333 * (p_[p__i - p__nx] + p_[p__i + p__nx]) - 2.5 * p_[p__i];
     pnew_[pnew__i] = 2.0 * p_[p__i] - pold_[pold__i] + kv2_[kv2__i] * (pxx_ + pzz_);
 }

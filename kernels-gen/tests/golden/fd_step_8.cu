@@ -30,7 +30,7 @@ extern "C" __global__ void fd_step_8_f32(
     const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
     const long long pold__i = (iz - pold__oz) * pold__nx + (ix - pold__ox);
     const long long kv2__i = (iz - kv2__oz) * kv2__nx + (ix - kv2__ox);
-    pnew_[pnew__i] = 2.0f * p_[p__i] - pold_[pold__i] + kv2_[kv2__i] * (-0.0017857143f * p_[p__i - 4] + 0.025396826f * p_[p__i - 3] - 0.2f * p_[p__i - 2] + 1.6f * p_[p__i - 1] - 2.8472223f * p_[p__i] + 1.6f * p_[p__i + 1] - 0.2f * p_[p__i + 2] + 0.025396826f * p_[p__i + 3] - 0.0017857143f * p_[p__i + 4] + (-0.0017857143f * p_[p__i - 4 * p__nx] + 0.025396826f * p_[p__i - 3 * p__nx] - 0.2f * p_[p__i - 2 * p__nx] + 1.6f * p_[p__i - p__nx] - 2.8472223f * p_[p__i] + 1.6f * p_[p__i + p__nx] - 0.2f * p_[p__i + 2 * p__nx] + 0.025396826f * p_[p__i + 3 * p__nx] - 0.0017857143f * p_[p__i + 4 * p__nx]));
+    pnew_[pnew__i] = 2.0f * p_[p__i] - pold_[pold__i] + kv2_[kv2__i] * (-0.0017857143f * (p_[p__i - 4] + p_[p__i + 4] + p_[p__i - 4 * p__nx] + p_[p__i + 4 * p__nx]) + 0.025396826f * (p_[p__i - 3] + p_[p__i + 3] + p_[p__i - 3 * p__nx] + p_[p__i + 3 * p__nx]) - 0.2f * (p_[p__i - 2] + p_[p__i + 2] + p_[p__i - 2 * p__nx] + p_[p__i + 2 * p__nx]) + 1.6f * (p_[p__i - 1] + p_[p__i + 1] + p_[p__i - p__nx] + p_[p__i + p__nx]) - 5.6944447f * p_[p__i]);
 }
 
 extern "C" __global__ void fd_step_8_f64(
@@ -56,5 +56,5 @@ extern "C" __global__ void fd_step_8_f64(
     const long long p__i = (iz - p__oz) * p__nx + (ix - p__ox);
     const long long pold__i = (iz - pold__oz) * pold__nx + (ix - pold__ox);
     const long long kv2__i = (iz - kv2__oz) * kv2__nx + (ix - kv2__ox);
-    pnew_[pnew__i] = 2.0 * p_[p__i] - pold_[pold__i] + kv2_[kv2__i] * (-0.0017857142857142857 * p_[p__i - 4] + 0.025396825396825397 * p_[p__i - 3] - 0.2 * p_[p__i - 2] + 1.6 * p_[p__i - 1] - 2.8472222222222223 * p_[p__i] + 1.6 * p_[p__i + 1] - 0.2 * p_[p__i + 2] + 0.025396825396825397 * p_[p__i + 3] - 0.0017857142857142857 * p_[p__i + 4] + (-0.0017857142857142857 * p_[p__i - 4 * p__nx] + 0.025396825396825397 * p_[p__i - 3 * p__nx] - 0.2 * p_[p__i - 2 * p__nx] + 1.6 * p_[p__i - p__nx] - 2.8472222222222223 * p_[p__i] + 1.6 * p_[p__i + p__nx] - 0.2 * p_[p__i + 2 * p__nx] + 0.025396825396825397 * p_[p__i + 3 * p__nx] - 0.0017857142857142857 * p_[p__i + 4 * p__nx]));
+    pnew_[pnew__i] = 2.0 * p_[p__i] - pold_[pold__i] + kv2_[kv2__i] * (-0.0017857142857142857 * (p_[p__i - 4] + p_[p__i + 4] + p_[p__i - 4 * p__nx] + p_[p__i + 4 * p__nx]) + 0.025396825396825397 * (p_[p__i - 3] + p_[p__i + 3] + p_[p__i - 3 * p__nx] + p_[p__i + 3 * p__nx]) - 0.2 * (p_[p__i - 2] + p_[p__i + 2] + p_[p__i - 2 * p__nx] + p_[p__i + 2 * p__nx]) + 1.6 * (p_[p__i - 1] + p_[p__i + 1] + p_[p__i - p__nx] + p_[p__i + p__nx]) - 5.694444444444445 * p_[p__i]);
 }

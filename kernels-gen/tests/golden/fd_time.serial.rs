@@ -33,9 +33,19 @@ impl FdTime {
         let pzz__0_0 = &pzz[pzz__win.tap(grid, row, [0, 0, 0])..][..n];
         if mode.plain() {
             let pnew = &mut pnew[pnew__win.cols(grid)][..n];
-            for i in 0..n {
-                pnew[i] = T::lit(2.0) * p__0_0[i] - pold__0_0[i]
-                    + dtdh2 * v__0_0[i] * v__0_0[i] * (pxx__0_0[i] + pzz__0_0[i]);
+            if mode.fused() {
+                for i in 0..n {
+                    pnew[i] = (dtdh2 * v__0_0[i] * v__0_0[i])
+                        .mul_add(
+                            pxx__0_0[i] + pzz__0_0[i],
+                            T::lit(2.0).mul_add(p__0_0[i], -pold__0_0[i]),
+                        );
+                }
+            } else {
+                for i in 0..n {
+                    pnew[i] = T::lit(2.0) * p__0_0[i] - pold__0_0[i]
+                        + dtdh2 * v__0_0[i] * v__0_0[i] * (pxx__0_0[i] + pzz__0_0[i]);
+                }
             }
             return;
         }
@@ -55,9 +65,19 @@ impl FdTime {
             let pxx__0_0 = &pxx__0_0[cols.clone()];
             let pzz__0_0 = &pzz__0_0[cols.clone()];
             let mut pnew = pnew.block(cols);
-            for i in 0..pnew.len() {
-                pnew[i] = T::lit(2.0) * p__0_0[i] - pold__0_0[i]
-                    + dtdh2 * v__0_0[i] * v__0_0[i] * (pxx__0_0[i] + pzz__0_0[i]);
+            if mode.fused() {
+                for i in 0..pnew.len() {
+                    pnew[i] = (dtdh2 * v__0_0[i] * v__0_0[i])
+                        .mul_add(
+                            pxx__0_0[i] + pzz__0_0[i],
+                            T::lit(2.0).mul_add(p__0_0[i], -pold__0_0[i]),
+                        );
+                }
+            } else {
+                for i in 0..pnew.len() {
+                    pnew[i] = T::lit(2.0) * p__0_0[i] - pold__0_0[i]
+                        + dtdh2 * v__0_0[i] * v__0_0[i] * (pxx__0_0[i] + pzz__0_0[i]);
+                }
             }
         }
     }

@@ -23,11 +23,25 @@ impl NdHeat1 {
         let u__1 = &u[u__win.tap(grid, row, [0, 0, 1])..][..n];
         if mode.plain() {
             let unew = &mut unew[unew__win.cols(grid)][..n];
-            for i in 0..n {
-                unew[i] = u__0[i]
-                    + r
-                        * (T::lit(1.0) * u__m1[i] - T::lit(2.0) * u__0[i]
-                            + T::lit(1.0) * u__1[i]);
+            if mode.fused() {
+                for i in 0..n {
+                    unew[i] = r
+                        .mul_add(
+                            T::lit(1.0)
+                                .mul_add(
+                                    u__1[i],
+                                    T::lit(-2.0).mul_add(u__0[i], T::lit(1.0) * u__m1[i]),
+                                ),
+                            u__0[i],
+                        );
+                }
+            } else {
+                for i in 0..n {
+                    unew[i] = u__0[i]
+                        + r
+                            * (T::lit(1.0) * u__m1[i] - T::lit(2.0) * u__0[i]
+                                + T::lit(1.0) * u__1[i]);
+                }
             }
             return;
         }
@@ -41,11 +55,25 @@ impl NdHeat1 {
             let u__0 = &u__0[cols.clone()];
             let u__1 = &u__1[cols.clone()];
             let mut unew = unew.block(cols);
-            for i in 0..unew.len() {
-                unew[i] = u__0[i]
-                    + r
-                        * (T::lit(1.0) * u__m1[i] - T::lit(2.0) * u__0[i]
-                            + T::lit(1.0) * u__1[i]);
+            if mode.fused() {
+                for i in 0..unew.len() {
+                    unew[i] = r
+                        .mul_add(
+                            T::lit(1.0)
+                                .mul_add(
+                                    u__1[i],
+                                    T::lit(-2.0).mul_add(u__0[i], T::lit(1.0) * u__m1[i]),
+                                ),
+                            u__0[i],
+                        );
+                }
+            } else {
+                for i in 0..unew.len() {
+                    unew[i] = u__0[i]
+                        + r
+                            * (T::lit(1.0) * u__m1[i] - T::lit(2.0) * u__0[i]
+                                + T::lit(1.0) * u__1[i]);
+                }
             }
         }
     }

@@ -28,7 +28,7 @@ extern "C" __global__ void nd_heat3_f32(
     const long long unew__i = ((iz - unew__oz) * unew__ny + (iy - unew__oy)) * unew__nx + (ix - unew__ox);
     const long long u__i = ((iz - u__oz) * u__ny + (iy - u__oy)) * u__nx + (ix - u__ox);
     const long long u__plane = u__ny * u__nx;
-    unew_[unew__i] = u_[u__i] + r_ * (1.0f * u_[u__i - 1] - 2.0f * u_[u__i] + 1.0f * u_[u__i + 1] + (1.0f * u_[u__i - u__nx] - 2.0f * u_[u__i] + 1.0f * u_[u__i + u__nx]) + (1.0f * u_[u__i - u__plane] - 2.0f * u_[u__i] + 1.0f * u_[u__i + u__plane])) + (0.25f * u_[u__i - u__plane - 1] - 0.25f * u_[u__i - u__plane + 1] - 0.25f * u_[u__i + u__plane - 1] + 0.25f * u_[u__i + u__plane + 1]);
+    unew_[unew__i] = u_[u__i] + r_ * (u_[u__i - 1] - 6.0f * u_[u__i] + u_[u__i + 1] + u_[u__i - u__nx] + u_[u__i + u__nx] + u_[u__i - u__plane] + u_[u__i + u__plane]) + 0.25f * (u_[u__i - u__plane - 1] - u_[u__i - u__plane + 1] - u_[u__i + u__plane - 1] + u_[u__i + u__plane + 1]);
 }
 
 extern "C" __global__ void nd_heat3_f64(
@@ -52,5 +52,5 @@ extern "C" __global__ void nd_heat3_f64(
     const long long unew__i = ((iz - unew__oz) * unew__ny + (iy - unew__oy)) * unew__nx + (ix - unew__ox);
     const long long u__i = ((iz - u__oz) * u__ny + (iy - u__oy)) * u__nx + (ix - u__ox);
     const long long u__plane = u__ny * u__nx;
-    unew_[unew__i] = u_[u__i] + r_ * (1.0 * u_[u__i - 1] - 2.0 * u_[u__i] + 1.0 * u_[u__i + 1] + (1.0 * u_[u__i - u__nx] - 2.0 * u_[u__i] + 1.0 * u_[u__i + u__nx]) + (1.0 * u_[u__i - u__plane] - 2.0 * u_[u__i] + 1.0 * u_[u__i + u__plane])) + (0.25 * u_[u__i - u__plane - 1] - 0.25 * u_[u__i - u__plane + 1] - 0.25 * u_[u__i + u__plane - 1] + 0.25 * u_[u__i + u__plane + 1]);
+    unew_[unew__i] = u_[u__i] + r_ * (u_[u__i - 1] - 6.0 * u_[u__i] + u_[u__i + 1] + u_[u__i - u__nx] + u_[u__i + u__nx] + u_[u__i - u__plane] + u_[u__i + u__plane]) + 0.25 * (u_[u__i - u__plane - 1] - u_[u__i - u__plane + 1] - u_[u__i + u__plane - 1] + u_[u__i + u__plane + 1]);
 }

@@ -31,17 +31,30 @@ impl NdHeat3 {
         let u__1_0_1 = &u[u__win.tap(grid, row, [1, 0, 1])..][..n];
         if mode.plain() {
             let unew = &mut unew[unew__win.cols(grid)][..n];
-            for i in 0..n {
-                unew[i] = u__0_0_0[i]
-                    + r
-                        * (T::lit(1.0) * u__0_0_m1[i] - T::lit(2.0) * u__0_0_0[i]
-                            + T::lit(1.0) * u__0_0_1[i]
-                            + (T::lit(1.0) * u__0_m1_0[i] - T::lit(2.0) * u__0_0_0[i]
-                                + T::lit(1.0) * u__0_1_0[i])
-                            + (T::lit(1.0) * u__m1_0_0[i] - T::lit(2.0) * u__0_0_0[i]
-                                + T::lit(1.0) * u__1_0_0[i]))
-                    + (T::lit(0.25) * u__m1_0_m1[i] - T::lit(0.25) * u__m1_0_1[i]
-                        - T::lit(0.25) * u__1_0_m1[i] + T::lit(0.25) * u__1_0_1[i]);
+            if mode.fused() {
+                for i in 0..n {
+                    unew[i] = T::lit(0.25)
+                        .mul_add(
+                            u__m1_0_m1[i] - u__m1_0_1[i] - u__1_0_m1[i] + u__1_0_1[i],
+                            r
+                                .mul_add(
+                                    T::lit(-6.0).mul_add(u__0_0_0[i], u__0_0_m1[i])
+                                        + u__0_0_1[i] + u__0_m1_0[i] + u__0_1_0[i] + u__m1_0_0[i]
+                                        + u__1_0_0[i],
+                                    u__0_0_0[i],
+                                ),
+                        );
+                }
+            } else {
+                for i in 0..n {
+                    unew[i] = u__0_0_0[i]
+                        + r
+                            * (u__0_0_m1[i] - T::lit(6.0) * u__0_0_0[i] + u__0_0_1[i]
+                                + u__0_m1_0[i] + u__0_1_0[i] + u__m1_0_0[i] + u__1_0_0[i])
+                        + T::lit(0.25)
+                            * (u__m1_0_m1[i] - u__m1_0_1[i] - u__1_0_m1[i]
+                                + u__1_0_1[i]);
+                }
             }
             return;
         }
@@ -63,17 +76,30 @@ impl NdHeat3 {
             let u__1_0_0 = &u__1_0_0[cols.clone()];
             let u__1_0_1 = &u__1_0_1[cols.clone()];
             let mut unew = unew.block(cols);
-            for i in 0..unew.len() {
-                unew[i] = u__0_0_0[i]
-                    + r
-                        * (T::lit(1.0) * u__0_0_m1[i] - T::lit(2.0) * u__0_0_0[i]
-                            + T::lit(1.0) * u__0_0_1[i]
-                            + (T::lit(1.0) * u__0_m1_0[i] - T::lit(2.0) * u__0_0_0[i]
-                                + T::lit(1.0) * u__0_1_0[i])
-                            + (T::lit(1.0) * u__m1_0_0[i] - T::lit(2.0) * u__0_0_0[i]
-                                + T::lit(1.0) * u__1_0_0[i]))
-                    + (T::lit(0.25) * u__m1_0_m1[i] - T::lit(0.25) * u__m1_0_1[i]
-                        - T::lit(0.25) * u__1_0_m1[i] + T::lit(0.25) * u__1_0_1[i]);
+            if mode.fused() {
+                for i in 0..unew.len() {
+                    unew[i] = T::lit(0.25)
+                        .mul_add(
+                            u__m1_0_m1[i] - u__m1_0_1[i] - u__1_0_m1[i] + u__1_0_1[i],
+                            r
+                                .mul_add(
+                                    T::lit(-6.0).mul_add(u__0_0_0[i], u__0_0_m1[i])
+                                        + u__0_0_1[i] + u__0_m1_0[i] + u__0_1_0[i] + u__m1_0_0[i]
+                                        + u__1_0_0[i],
+                                    u__0_0_0[i],
+                                ),
+                        );
+                }
+            } else {
+                for i in 0..unew.len() {
+                    unew[i] = u__0_0_0[i]
+                        + r
+                            * (u__0_0_m1[i] - T::lit(6.0) * u__0_0_0[i] + u__0_0_1[i]
+                                + u__0_m1_0[i] + u__0_1_0[i] + u__m1_0_0[i] + u__1_0_0[i])
+                        + T::lit(0.25)
+                            * (u__m1_0_m1[i] - u__m1_0_1[i] - u__1_0_m1[i]
+                                + u__1_0_1[i]);
+                }
             }
         }
     }

@@ -43,7 +43,7 @@ extern "C" __global__ void pml_update_x_f32(
     const long long a__i = ix - a__ox;
     const long long b__i = ix - b__ox;
     const float dpsi_ = 0.6666667f * (psi_[psi__i + 1] - psi_[psi__i - 1]) - 0.083333336f * (psi_[psi__i + 2] - psi_[psi__i - 2]);
-    const float z_ = b_[b__i] * zeta_[zeta__i] + a_[a__i] * (-0.083333336f * p_[p__i - 2] + 1.3333334f * p_[p__i - 1] - 2.5f * p_[p__i] + 1.3333334f * p_[p__i + 1] - 0.083333336f * p_[p__i + 2] + dpsi_);
+    const float z_ = b_[b__i] * zeta_[zeta__i] + a_[a__i] * (-0.083333336f * (p_[p__i - 2] + p_[p__i + 2]) + 1.3333334f * (p_[p__i - 1] + p_[p__i + 1]) - 2.5f * p_[p__i] + dpsi_);
     zeta_[zeta__i] = z_;
     pnew_[pnew__i] = pnew_[pnew__i] + kv2_[kv2__i] * (dpsi_ + z_);
 }
@@ -81,7 +81,7 @@ extern "C" __global__ void pml_update_x_f64(
     const long long a__i = ix - a__ox;
     const long long b__i = ix - b__ox;
     const double dpsi_ = 0.6666666666666666 * (psi_[psi__i + 1] - psi_[psi__i - 1]) - 0.08333333333333333 * (psi_[psi__i + 2] - psi_[psi__i - 2]);
-    const double z_ = b_[b__i] * zeta_[zeta__i] + a_[a__i] * (-0.08333333333333333 * p_[p__i - 2] + 1.3333333333333333 * p_[p__i - 1] - 2.5 * p_[p__i] + 1.3333333333333333 * p_[p__i + 1] - 0.08333333333333333 * p_[p__i + 2] + dpsi_);
+    const double z_ = b_[b__i] * zeta_[zeta__i] + a_[a__i] * (-0.08333333333333333 * (p_[p__i - 2] + p_[p__i + 2]) + 1.3333333333333333 * (p_[p__i - 1] + p_[p__i + 1]) - 2.5 * p_[p__i] + dpsi_);
     zeta_[zeta__i] = z_;
     pnew_[pnew__i] = pnew_[pnew__i] + kv2_[kv2__i] * (dpsi_ + z_);
 }

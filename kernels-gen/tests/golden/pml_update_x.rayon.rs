@@ -42,18 +42,41 @@ impl PmlUpdateX {
         if mode.plain() {
             let pnew = &mut pnew[pnew__win.cols(grid)][..n];
             let zeta = &mut zeta[zeta__win.cols(grid)][..n];
-            for i in 0..n {
-                let dpsi = T::lit(0.6666666666666666) * (psi__0_1[i] - psi__0_m1[i])
-                    - T::lit(0.08333333333333333) * (psi__0_2[i] - psi__0_m2[i]);
-                let z = b__0_0[i] * zeta[i]
-                    + a__0_0[i]
-                        * (T::lit(-0.08333333333333333) * p__0_m2[i]
-                            + T::lit(1.3333333333333333) * p__0_m1[i]
-                            - T::lit(2.5) * p__0_0[i]
-                            + T::lit(1.3333333333333333) * p__0_1[i]
-                            - T::lit(0.08333333333333333) * p__0_2[i] + dpsi);
-                zeta[i] = z;
-                pnew[i] = pnew[i] + kv2__0_0[i] * (dpsi + z);
+            if mode.fused() {
+                for i in 0..n {
+                    let dpsi = T::lit(-0.08333333333333333)
+                        .mul_add(
+                            psi__0_2[i] - psi__0_m2[i],
+                            T::lit(0.6666666666666666) * (psi__0_1[i] - psi__0_m1[i]),
+                        );
+                    let z = a__0_0[i]
+                        .mul_add(
+                            T::lit(-2.5)
+                                .mul_add(
+                                    p__0_0[i],
+                                    T::lit(1.3333333333333333)
+                                        .mul_add(
+                                            p__0_m1[i] + p__0_1[i],
+                                            T::lit(-0.08333333333333333) * (p__0_m2[i] + p__0_2[i]),
+                                        ),
+                                ) + dpsi,
+                            b__0_0[i] * zeta[i],
+                        );
+                    zeta[i] = z;
+                    pnew[i] = kv2__0_0[i].mul_add(dpsi + z, pnew[i]);
+                }
+            } else {
+                for i in 0..n {
+                    let dpsi = T::lit(0.6666666666666666) * (psi__0_1[i] - psi__0_m1[i])
+                        - T::lit(0.08333333333333333) * (psi__0_2[i] - psi__0_m2[i]);
+                    let z = b__0_0[i] * zeta[i]
+                        + a__0_0[i]
+                            * (T::lit(-0.08333333333333333) * (p__0_m2[i] + p__0_2[i])
+                                + T::lit(1.3333333333333333) * (p__0_m1[i] + p__0_1[i])
+                                - T::lit(2.5) * p__0_0[i] + dpsi);
+                    zeta[i] = z;
+                    pnew[i] = pnew[i] + kv2__0_0[i] * (dpsi + z);
+                }
             }
             return;
         }
@@ -81,18 +104,41 @@ impl PmlUpdateX {
             let b__0_0 = &b__0_0[cols.clone()];
             let mut pnew = pnew.block(cols.clone());
             let mut zeta = zeta.block(cols);
-            for i in 0..pnew.len() {
-                let dpsi = T::lit(0.6666666666666666) * (psi__0_1[i] - psi__0_m1[i])
-                    - T::lit(0.08333333333333333) * (psi__0_2[i] - psi__0_m2[i]);
-                let z = b__0_0[i] * zeta[i]
-                    + a__0_0[i]
-                        * (T::lit(-0.08333333333333333) * p__0_m2[i]
-                            + T::lit(1.3333333333333333) * p__0_m1[i]
-                            - T::lit(2.5) * p__0_0[i]
-                            + T::lit(1.3333333333333333) * p__0_1[i]
-                            - T::lit(0.08333333333333333) * p__0_2[i] + dpsi);
-                zeta[i] = z;
-                pnew[i] = pnew[i] + kv2__0_0[i] * (dpsi + z);
+            if mode.fused() {
+                for i in 0..pnew.len() {
+                    let dpsi = T::lit(-0.08333333333333333)
+                        .mul_add(
+                            psi__0_2[i] - psi__0_m2[i],
+                            T::lit(0.6666666666666666) * (psi__0_1[i] - psi__0_m1[i]),
+                        );
+                    let z = a__0_0[i]
+                        .mul_add(
+                            T::lit(-2.5)
+                                .mul_add(
+                                    p__0_0[i],
+                                    T::lit(1.3333333333333333)
+                                        .mul_add(
+                                            p__0_m1[i] + p__0_1[i],
+                                            T::lit(-0.08333333333333333) * (p__0_m2[i] + p__0_2[i]),
+                                        ),
+                                ) + dpsi,
+                            b__0_0[i] * zeta[i],
+                        );
+                    zeta[i] = z;
+                    pnew[i] = kv2__0_0[i].mul_add(dpsi + z, pnew[i]);
+                }
+            } else {
+                for i in 0..pnew.len() {
+                    let dpsi = T::lit(0.6666666666666666) * (psi__0_1[i] - psi__0_m1[i])
+                        - T::lit(0.08333333333333333) * (psi__0_2[i] - psi__0_m2[i]);
+                    let z = b__0_0[i] * zeta[i]
+                        + a__0_0[i]
+                            * (T::lit(-0.08333333333333333) * (p__0_m2[i] + p__0_2[i])
+                                + T::lit(1.3333333333333333) * (p__0_m1[i] + p__0_1[i])
+                                - T::lit(2.5) * p__0_0[i] + dpsi);
+                    zeta[i] = z;
+                    pnew[i] = pnew[i] + kv2__0_0[i] * (dpsi + z);
+                }
             }
         }
     }

@@ -42,7 +42,7 @@ extern "C" __global__ void pml_update_z_f32(
     const long long a__i = iz - a__oz;
     const long long b__i = iz - b__oz;
     const float dpsi_ = 0.6666667f * (psi_[psi__i + psi__nx] - psi_[psi__i - psi__nx]) - 0.083333336f * (psi_[psi__i + 2 * psi__nx] - psi_[psi__i - 2 * psi__nx]);
-    const float z_ = b_[b__i] * zeta_[zeta__i] + a_[a__i] * (-0.083333336f * p_[p__i - 2 * p__nx] + 1.3333334f * p_[p__i - p__nx] - 2.5f * p_[p__i] + 1.3333334f * p_[p__i + p__nx] - 0.083333336f * p_[p__i + 2 * p__nx] + dpsi_);
+    const float z_ = b_[b__i] * zeta_[zeta__i] + a_[a__i] * (-0.083333336f * (p_[p__i - 2 * p__nx] + p_[p__i + 2 * p__nx]) + 1.3333334f * (p_[p__i - p__nx] + p_[p__i + p__nx]) - 2.5f * p_[p__i] + dpsi_);
     zeta_[zeta__i] = z_;
     pnew_[pnew__i] = pnew_[pnew__i] + kv2_[kv2__i] * (dpsi_ + z_);
 }
@@ -80,7 +80,7 @@ extern "C" __global__ void pml_update_z_f64(
     const long long a__i = iz - a__oz;
     const long long b__i = iz - b__oz;
     const double dpsi_ = 0.6666666666666666 * (psi_[psi__i + psi__nx] - psi_[psi__i - psi__nx]) - 0.08333333333333333 * (psi_[psi__i + 2 * psi__nx] - psi_[psi__i - 2 * psi__nx]);
-    const double z_ = b_[b__i] * zeta_[zeta__i] + a_[a__i] * (-0.08333333333333333 * p_[p__i - 2 * p__nx] + 1.3333333333333333 * p_[p__i - p__nx] - 2.5 * p_[p__i] + 1.3333333333333333 * p_[p__i + p__nx] - 0.08333333333333333 * p_[p__i + 2 * p__nx] + dpsi_);
+    const double z_ = b_[b__i] * zeta_[zeta__i] + a_[a__i] * (-0.08333333333333333 * (p_[p__i - 2 * p__nx] + p_[p__i + 2 * p__nx]) + 1.3333333333333333 * (p_[p__i - p__nx] + p_[p__i + p__nx]) - 2.5 * p_[p__i] + dpsi_);
     zeta_[zeta__i] = z_;
     pnew_[pnew__i] = pnew_[pnew__i] + kv2_[kv2__i] * (dpsi_ + z_);
 }

@@ -42,18 +42,41 @@ impl PmlUpdateZ {
         if mode.plain() {
             let pnew = &mut pnew[pnew__win.cols(grid)][..n];
             let zeta = &mut zeta[zeta__win.cols(grid)][..n];
-            for i in 0..n {
-                let dpsi = T::lit(0.6666666666666666) * (psi__1_0[i] - psi__m1_0[i])
-                    - T::lit(0.08333333333333333) * (psi__2_0[i] - psi__m2_0[i]);
-                let z = b__0_0 * zeta[i]
-                    + a__0_0
-                        * (T::lit(-0.08333333333333333) * p__m2_0[i]
-                            + T::lit(1.3333333333333333) * p__m1_0[i]
-                            - T::lit(2.5) * p__0_0[i]
-                            + T::lit(1.3333333333333333) * p__1_0[i]
-                            - T::lit(0.08333333333333333) * p__2_0[i] + dpsi);
-                zeta[i] = z;
-                pnew[i] = pnew[i] + kv2__0_0[i] * (dpsi + z);
+            if mode.fused() {
+                for i in 0..n {
+                    let dpsi = T::lit(-0.08333333333333333)
+                        .mul_add(
+                            psi__2_0[i] - psi__m2_0[i],
+                            T::lit(0.6666666666666666) * (psi__1_0[i] - psi__m1_0[i]),
+                        );
+                    let z = a__0_0
+                        .mul_add(
+                            T::lit(-2.5)
+                                .mul_add(
+                                    p__0_0[i],
+                                    T::lit(1.3333333333333333)
+                                        .mul_add(
+                                            p__m1_0[i] + p__1_0[i],
+                                            T::lit(-0.08333333333333333) * (p__m2_0[i] + p__2_0[i]),
+                                        ),
+                                ) + dpsi,
+                            b__0_0 * zeta[i],
+                        );
+                    zeta[i] = z;
+                    pnew[i] = kv2__0_0[i].mul_add(dpsi + z, pnew[i]);
+                }
+            } else {
+                for i in 0..n {
+                    let dpsi = T::lit(0.6666666666666666) * (psi__1_0[i] - psi__m1_0[i])
+                        - T::lit(0.08333333333333333) * (psi__2_0[i] - psi__m2_0[i]);
+                    let z = b__0_0 * zeta[i]
+                        + a__0_0
+                            * (T::lit(-0.08333333333333333) * (p__m2_0[i] + p__2_0[i])
+                                + T::lit(1.3333333333333333) * (p__m1_0[i] + p__1_0[i])
+                                - T::lit(2.5) * p__0_0[i] + dpsi);
+                    zeta[i] = z;
+                    pnew[i] = pnew[i] + kv2__0_0[i] * (dpsi + z);
+                }
             }
             return;
         }
@@ -79,18 +102,41 @@ impl PmlUpdateZ {
             let kv2__0_0 = &kv2__0_0[cols.clone()];
             let mut pnew = pnew.block(cols.clone());
             let mut zeta = zeta.block(cols);
-            for i in 0..pnew.len() {
-                let dpsi = T::lit(0.6666666666666666) * (psi__1_0[i] - psi__m1_0[i])
-                    - T::lit(0.08333333333333333) * (psi__2_0[i] - psi__m2_0[i]);
-                let z = b__0_0 * zeta[i]
-                    + a__0_0
-                        * (T::lit(-0.08333333333333333) * p__m2_0[i]
-                            + T::lit(1.3333333333333333) * p__m1_0[i]
-                            - T::lit(2.5) * p__0_0[i]
-                            + T::lit(1.3333333333333333) * p__1_0[i]
-                            - T::lit(0.08333333333333333) * p__2_0[i] + dpsi);
-                zeta[i] = z;
-                pnew[i] = pnew[i] + kv2__0_0[i] * (dpsi + z);
+            if mode.fused() {
+                for i in 0..pnew.len() {
+                    let dpsi = T::lit(-0.08333333333333333)
+                        .mul_add(
+                            psi__2_0[i] - psi__m2_0[i],
+                            T::lit(0.6666666666666666) * (psi__1_0[i] - psi__m1_0[i]),
+                        );
+                    let z = a__0_0
+                        .mul_add(
+                            T::lit(-2.5)
+                                .mul_add(
+                                    p__0_0[i],
+                                    T::lit(1.3333333333333333)
+                                        .mul_add(
+                                            p__m1_0[i] + p__1_0[i],
+                                            T::lit(-0.08333333333333333) * (p__m2_0[i] + p__2_0[i]),
+                                        ),
+                                ) + dpsi,
+                            b__0_0 * zeta[i],
+                        );
+                    zeta[i] = z;
+                    pnew[i] = kv2__0_0[i].mul_add(dpsi + z, pnew[i]);
+                }
+            } else {
+                for i in 0..pnew.len() {
+                    let dpsi = T::lit(0.6666666666666666) * (psi__1_0[i] - psi__m1_0[i])
+                        - T::lit(0.08333333333333333) * (psi__2_0[i] - psi__m2_0[i]);
+                    let z = b__0_0 * zeta[i]
+                        + a__0_0
+                            * (T::lit(-0.08333333333333333) * (p__m2_0[i] + p__2_0[i])
+                                + T::lit(1.3333333333333333) * (p__m1_0[i] + p__1_0[i])
+                                - T::lit(2.5) * p__0_0[i] + dpsi);
+                    zeta[i] = z;
+                    pnew[i] = pnew[i] + kv2__0_0[i] * (dpsi + z);
+                }
             }
         }
     }

@@ -191,6 +191,14 @@ where
     /// `snapshot` returns on rank 0 only, like any one-rank error.
     pub fn run_with(
         &mut self,
+        snapshot: impl FnMut(usize, &Field<T, D>) -> Result<()>,
+    ) -> Result<(DistStats, Option<DistResults<T, D>>)> {
+        crate::with_numerics(self.config.numerics, || self.run_in_place(snapshot))
+    }
+
+    /// [`run_with`](Self::run_with) with the thread's numerics as they are.
+    fn run_in_place(
+        &mut self,
         mut snapshot: impl FnMut(usize, &Field<T, D>) -> Result<()>,
     ) -> Result<(DistStats, Option<DistResults<T, D>>)> {
         let start = Instant::now();

@@ -3,19 +3,22 @@
 //!
 //! This module holds the [`ExecutionSpace`] trait and the host spaces [`Serial`] and
 //! [`Rayon`]. Its submodules hold what the host spaces are tuned with: cache-size detection
-//! ([`cache_sizes`]) and the SIMD dispatch ([`simd`], [`vectorized`]). The row runtime that
+//! ([`cache_sizes`]), the SIMD dispatch ([`simd`], [`vectorized`]) and the numerics of a
+//! launch ([`Numerics`]: fused or exact arithmetic, subnormals kept or flushed). The row runtime that
 //! generated host kernels call (blocks, prefetching, streaming stores) lives in the
 //! crate-private `rows` module, reached by generated code through `ppstencil::__private`.
 //! The GPU spaces live in [`crate::device`].
 
 mod cache;
+mod numerics;
 pub(crate) mod rows;
 mod simd;
 
 pub use cache::{
     cache_sizes, llc_from_env, CacheSizes, LlcSource, LLC_ENV, MAX_LLC_PER_CPU, TYPICAL_LLC,
 };
-pub use simd::{simd, vectorized, Simd};
+pub use numerics::{numerics, with_numerics, Arithmetic, Numerics, Subnormals};
+pub use simd::{fma_available, simd, simd_for, vectorized, Simd, SIMD_ENV};
 
 use crate::launch::{Group, Region, Stencil, Window};
 use crate::memory::HostBuffer;
@@ -236,11 +239,14 @@ impl Rayon {
     }
 
     /// Runs `f` in the private pool, if any (else where it is called, rayon's global pool
-    /// serving its parallel work): where one launch runs. Unlike
-    /// [`install`](ExecutionSpace::install) it keeps no thread awake.
+    /// serving its parallel work), with the caller's [`numerics`]: where one launch runs.
+    /// Unlike [`install`](ExecutionSpace::install) it keeps no thread awake.
     fn in_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
-            Some(pool) => pool.install(f),
+            Some(pool) => {
+                let n = numerics();
+                pool.install(move || with_numerics(n, f))
+            }
             None => f(),
         }
     }
@@ -304,6 +310,8 @@ impl ExecutionSpace for Rayon {
     /// # Ok::<(), ppstencil::Error>(())
     /// ```
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        let n = numerics();
+        let f = move || with_numerics(n, f);
         match &self.pool {
             Some(pool) => pool.install(|| awake(f)),
             None => rayon::scope(|_| awake(f)),

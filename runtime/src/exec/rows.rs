@@ -7,6 +7,7 @@
 //! Crate-private: generated code reaches these items through `ppstencil::__private`; users
 //! never call them. The execution spaces themselves live in the parent module.
 
+use super::numerics::{numerics, Arithmetic, FlushScope, Subnormals};
 use super::{cache_sizes, simd, vectorized, Simd};
 use crate::launch::Region;
 use crate::Real;
@@ -150,13 +151,18 @@ pub struct RowPlan {
     /// along its row would be columns it never reads, and the hardware prefetchers do not
     /// follow a stride of a whole row).
     pub ahead: Option<usize>,
+    /// Fuse `a * b + c` into FMAs ([`Arithmetic::Fast`]); the default is exact.
+    pub fused: bool,
+    /// Flush subnormals to zero while the rows run ([`Subnormals::Flush`]); the default
+    /// keeps them.
+    pub flush: bool,
 }
 
 impl RowPlan {
     /// The plan for a launch over `grid` touching `fields` fields of `T`: prefetching and
     /// streaming when the fields are larger than the last-level cache; in a narrow launch
     /// the prefetches reach `PREFETCH_BYTES` of its columns ahead, rows ahead (at most
-    /// `MAX_ROWS_AHEAD` = 8).
+    /// `MAX_ROWS_AHEAD` = 8); with the launching thread's [`numerics`].
     ///
     /// ```
     /// use ppstencil::__private::{Region, RowPlan};
@@ -171,16 +177,20 @@ impl RowPlan {
             let rows = PREFETCH_BYTES.div_ceil(cols * std::mem::size_of::<T>().max(1));
             rows.min(MAX_ROWS_AHEAD)
         });
+        let numerics = numerics();
         RowPlan {
             prefetch: prefetch_pays::<T>(grid, fields),
             stream: stream_pays::<T>(grid, fields),
             ahead,
+            fused: numerics.arithmetic == Arithmetic::Fast,
+            flush: numerics.subnormals == Subnormals::Flush,
         }
     }
 }
 
 /// Runs `f` (a generated driver's call of its row loops, for one task) compiled for the
-/// widest vector unit (see [`vectorized`]), with the [`RowMode`] of `plan`.
+/// widest vector unit (see [`vectorized`]), with the [`RowMode`] of `plan`, and with
+/// subnormals flushed on this thread while it runs if the plan says so.
 ///
 /// Non-temporal stores made through the mode are fenced (`sfence`) before this returns,
 /// also when `f` panics, so they are ordered before everything the thread does afterwards.
@@ -188,7 +198,8 @@ impl RowPlan {
 /// ```
 /// use ppstencil::__private::{run_rows, RowPlan};
 /// let mut row = vec![0.0f32; 1000];
-/// run_rows(RowPlan { prefetch: true, stream: true, ahead: None }, |mode| {
+/// let plan = RowPlan { prefetch: true, stream: true, ..RowPlan::default() };
+/// run_rows(plan, |mode| {
 ///     let mut out = mode.output(&mut row[..], 1000);
 ///     for cols in out.blocks() {
 ///         let mut block = out.block(cols.clone());
@@ -204,9 +215,15 @@ pub fn run_rows<R>(plan: RowPlan, f: impl for<'s> FnOnce(RowMode<'s>) -> R) -> R
     // `inline(always)` on the closures: each must be inlined into `vectorized`'s AVX2 copy,
     // or what it calls is compiled for the baseline vector unit (LLVM outlined them for the
     // PML's kernels, whose many fields make the body large).
+    let _flush = FlushScope::enter(if plan.flush {
+        Subnormals::Flush
+    } else {
+        Subnormals::Keep
+    });
     vectorized(
+        plan.fused,
         #[inline(always)]
-        || {
+        |fused| {
             streaming(
                 plan.stream,
                 #[inline(always)]
@@ -215,6 +232,7 @@ pub fn run_rows<R>(plan: RowPlan, f: impl for<'s> FnOnce(RowMode<'s>) -> R) -> R
                         prefetch: plan.prefetch,
                         ahead: plan.ahead,
                         stream,
+                        fused,
                     })
                 },
             )
@@ -236,7 +254,7 @@ struct Stream<'s> {
 /// `f` has a single call site, so that it is inlined into [`vectorized`]'s AVX2 copy.
 #[inline(always)]
 fn streaming<R>(on: bool, f: impl for<'s> FnOnce(Option<Stream<'s>>) -> R) -> R {
-    let stream = (on && simd() == Simd::Avx2).then_some(Stream {
+    let stream = (on && simd() >= Simd::Avx2).then_some(Stream {
         _scope: PhantomData,
     });
     let _fence = stream.map(|_| Fence);
@@ -275,9 +293,18 @@ pub struct RowMode<'s> {
     prefetch: bool,
     ahead: Option<usize>,
     stream: Option<Stream<'s>>,
+    fused: bool,
 }
 
 impl<'s> RowMode<'s> {
+    /// Whether the row loops run their fused arithmetic (`a.mul_add(b, c)`, one rounding)
+    /// instead of the exact one: a constant of the vectorised copy they run in (see
+    /// [`vectorized`]).
+    #[inline(always)]
+    pub fn fused(&self) -> bool {
+        self.fused
+    }
+
     /// Whether to prefetch ahead before each block ([`RowPlan::prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self) -> bool {
@@ -369,7 +396,7 @@ impl<T: Real> RowOutput<'_, '_, T> {
     /// let mut row = vec![0.0f32; 100];
     /// let plain = run_rows(RowPlan::default(), |mode| mode.output(&mut row[..], 100).blocks().collect::<Vec<_>>());
     /// assert_eq!(plain, [0..100]);
-    /// let plan = RowPlan { prefetch: true, stream: false, ahead: None };
+    /// let plan = RowPlan { prefetch: true, ..RowPlan::default() };
     /// let blocked = run_rows(plan, |mode| {
     ///     mode.output(&mut row[..], 100).blocks().collect::<Vec<_>>()
     /// });
@@ -733,16 +760,19 @@ mod tests {
                 prefetch: true,
                 stream: false,
                 ahead: None,
+                ..RowPlan::default()
             },
             RowPlan {
                 prefetch: false,
                 stream: true,
                 ahead: None,
+                ..RowPlan::default()
             },
             RowPlan {
                 prefetch: true,
                 stream: true,
                 ahead: None,
+                ..RowPlan::default()
             },
         ] {
             for (skip, n) in [(0, 0), (1, 1), (3, 63), (2, 100), (5, 1000), (0, 4096)] {
@@ -821,21 +851,25 @@ mod tests {
                     prefetch: true,
                     stream: false,
                     ahead: None,
+                    ..RowPlan::default()
                 },
                 RowPlan {
                     prefetch: true,
                     stream: false,
                     ahead: Some(3),
+                    ..RowPlan::default()
                 },
                 RowPlan {
                     prefetch: false,
                     stream: true,
                     ahead: None,
+                    ..RowPlan::default()
                 },
                 RowPlan {
                     prefetch: true,
                     stream: true,
                     ahead: Some(1),
+                    ..RowPlan::default()
                 },
             ] {
                 let got = run(plan);
@@ -892,14 +926,15 @@ mod tests {
         }
         let a = (-1.0f64 / 12.0) as f32;
         let b = (4.0f64 / 3.0) as f32;
-        let c = (1.0f64 / 12.0) as f32;
         let at = |z: usize, x: usize| p.as_slice()[z * nx + x];
         let mut expected = vec![0.0f32; nz * nx];
+        // The weights factored over the symmetric taps, as the IR's arithmetic pass writes
+        // every stencil (`kernels_gen::simplify`).
         for z in 2..nz - 2 {
             for x in 2..nx - 2 {
-                expected[z * nx + x] = a * at(z - 2, x) + b * at(z - 1, x) - 2.5 * at(z, x)
-                    + b * at(z + 1, x)
-                    - c * at(z + 2, x);
+                expected[z * nx + x] = a * (at(z - 2, x) + at(z + 2, x))
+                    + b * (at(z - 1, x) + at(z + 1, x))
+                    - 2.5 * at(z, x);
             }
         }
         for rayon in [false, true] {

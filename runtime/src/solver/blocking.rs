@@ -321,6 +321,22 @@ impl BlockPlan {
         })
     }
 
+    /// The unblocked step as a plan: one step per pass over the grid (depth 1), the
+    /// candidate that lets the band tuner keep no blocking where blocking does not pay.
+    pub fn unblocked() -> BlockPlan {
+        BlockPlan {
+            depth: 1,
+            band: 1,
+            tile: None,
+        }
+    }
+
+    /// Whether this is [`unblocked`](Self::unblocked)'s plan (or any plan of one step per
+    /// block, which is the same schedule).
+    pub fn is_unblocked(&self) -> bool {
+        self.depth == 1
+    }
+
     /// This plan (as given, e.g. by `--time-block K:B[xW]`) checked against `shape`:
     /// [`new`](Self::new), then [`with_tile`](Self::with_tile) if it has a tile.
     pub fn checked(self, shape: &StepShape) -> Result<BlockPlan> {

@@ -9,7 +9,7 @@ use super::physics::{
 use super::pml::{PmlParams, PML_RADIUS};
 use crate::model::VelocityModel;
 use crate::receivers::ReceiverLine;
-use crate::{Error, HostField, MemSpaceHost, Param, Real, Result, ScalarField, Valid};
+use crate::{Error, HostField, MemSpaceHost, Numerics, Param, Real, Result, ScalarField, Valid};
 
 /// How the source wavelet enters the wavefield.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -171,6 +171,10 @@ pub struct WaveConfig {
     pub boundary: Boundary,
     /// The PML's profile parameters. `--pml-r`, `--pml-degree`, `--pml-alpha`.
     pub pml: PmlParams,
+    /// How host kernels round and treat subnormals (exact arithmetic with subnormals
+    /// flushed by default; the GPU backends always run exact with subnormals kept).
+    /// `--numerics exact|fast`, `--subnormals flush|keep`.
+    pub numerics: Numerics,
     /// Set (the paper's) or additive source. `--source-mode set|add`.
     pub source_mode: SourceMode,
     /// Delay of the additive source's Ricker peak in seconds; `None` means `1.5 / fpeak`.
@@ -243,6 +247,7 @@ impl WaveConfig {
             absorb: 0,
             boundary: Boundary::Pml,
             pml: PmlParams::default(),
+            numerics: Numerics::default(),
             source_mode: SourceMode::Set,
             source_delay: None,
             receivers: Vec::new(),

@@ -740,6 +740,19 @@ where
     /// # Ok::<(), ppstencil::Error>(())
     /// ```
     pub fn step(&mut self) -> Result<usize> {
+        crate::with_numerics(self.numerics(), || self.step_in_place())
+    }
+
+    /// The numerics this run's host launches use: the prepared run's configuration's, else
+    /// the current one's.
+    fn numerics(&self) -> crate::Numerics {
+        self.run
+            .as_ref()
+            .map_or(self.config.numerics, |r| r.config.numerics)
+    }
+
+    /// [`step`](Self::step) with the thread's numerics as they are.
+    fn step_in_place(&mut self) -> Result<usize> {
         let space = &self.space;
         let Some(run) = self.run.as_mut() else {
             return Err(Error::OutOfOrder {

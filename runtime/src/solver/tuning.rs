@@ -1,19 +1,16 @@
 //! The band of an `auto` blocked run, chosen by timing the run's first blocks.
 //!
-//! [`BlockPlan::auto`] sizes the wavefront from the last-level cache, but which band is
-//! fastest also depends on what the cache sizes do not say: how fast that cache is next to
-//! the core's L2, and what else shares it. On this project's hosts the best band of the
-//! paper grid's blocked step (16 steps, two threads) was 64 rows on a 2-core slice of an EPYC
-//! (32 MiB L3; 1.83–2.33 × the fused step against 1.51–1.74 × at 32 rows, 2026-12-04) and 32
-//! rows on a 2-vCPU KVM guest of a newer Xeon (2 MiB L2 per core and an L3 no faster for one
-//! core than memory is for two: 400 steps in 1.42–1.47 s at 32 rows against 1.93–2.01 s at
-//! 64, and 1.74–1.85 s unblocked; session n, `docs/notes/pml-cost.md`). No rule from the
-//! sizes alone picks both, so [`BandTuner`] measures: the run's first full block is a
-//! warm-up, then each candidate band ([`TUNE_BANDS`]: the plan's band, a half and a quarter
-//! of it) runs [`TUNE_ROUNDS`] full blocks in turns, and the rest of the run keeps the band
-//! with the least time per step (the best of its rounds, so that a block slowed by another
-//! process does not decide). Every band gives the same bits (the wavefront's order changes,
-//! no point's arithmetic), so tuning moves only the time; runs too short to repay it
+//! [`BlockPlan::auto`] sizes the wavefront from the cache sizes, but which band is fastest,
+//! and whether blocking pays at all, also depends on what the sizes do not say: how fast the
+//! last-level cache is next to the core's L2, and what else shares it. So [`BandTuner`]
+//! measures: the run's first full block is a warm-up, then each candidate runs
+//! [`TUNE_ROUNDS`] full blocks in turns, and the rest of the run keeps the candidate with the
+//! least time per step (the best of its rounds, so that a block slowed by another process
+//! does not decide). The candidates are the plan's band, a half and a quarter of it
+//! ([`TUNE_BANDS`]; a tiled plan keeps its band), and always the unblocked step
+//! ([`BlockPlan::is_unblocked`]), so `auto` never keeps a plan slower than no blocking.
+//! Every candidate gives the same bits (the wavefront's order changes, no point's
+//! arithmetic), so tuning moves only the time; runs too short to repay it
 //! ([`BandTuner::new`]) keep the plan as it is, and `--time-block K:B` fixes a band.
 
 use super::blocking::{BlockPlan, StepShape, AUTO_MIN_BAND};
@@ -31,9 +28,10 @@ pub const TUNE_ROUNDS: usize = 2;
 /// pages).
 pub const TUNE_WARM_UP: usize = 1;
 
-/// The most full blocks tuning takes: the warm-up, then every band of [`TUNE_BANDS`]
-/// [`TUNE_ROUNDS`] times (fewer where a band is too short to be a candidate).
-pub const TUNE_BLOCKS: usize = TUNE_WARM_UP + TUNE_BANDS.len() * TUNE_ROUNDS;
+/// The most full blocks tuning takes: the warm-up, then every band of [`TUNE_BANDS`] and
+/// the unblocked step [`TUNE_ROUNDS`] times (fewer where a band is too short to be a
+/// candidate).
+pub const TUNE_BLOCKS: usize = TUNE_WARM_UP + (TUNE_BANDS.len() + 1) * TUNE_ROUNDS;
 
 /// The share of a run's blocks tuning may take at most: runs shorter than
 /// `TUNE_SHARE_INVERSE ×` the tuning blocks are not tuned.
@@ -61,8 +59,9 @@ pub struct BandTrial {
 /// let shape = StepShape::for_stencil(&ppstencil::kernels::FdStep4::INFO, 3, 4096, 1 << 16)?;
 /// let plan = BlockPlan::new(&shape, 16, 64)?;
 /// let mut tuner = BandTuner::new(plan, &shape, 4000).expect("a long run is tuned");
-/// // The warm-up block, then rounds of 64, 32 and 16 rows; 32 rows is fastest here.
-/// for _ in 0..TUNE_WARM_UP + 3 * TUNE_ROUNDS {
+/// // The warm-up block, then rounds of 64, 32 and 16 rows and of the unblocked step;
+/// // 32 rows is fastest here.
+/// for _ in 0..TUNE_WARM_UP + 4 * TUNE_ROUNDS {
 ///     let plan = tuner.next_plan();
 ///     let ms = match plan.band { 64 => 50, 32 => 40, _ => 45 };
 ///     tuner.record(plan, 16, Duration::from_millis(ms));
@@ -82,27 +81,31 @@ pub struct BandTuner {
 }
 
 impl BandTuner {
-    /// A tuner for `plan` (an `auto` plan of whole rows) in a run of `nt` steps, or `None`
-    /// when there is nothing to choose or it does not pay: a tiled plan, fewer than two
-    /// candidate bands (a band too short to halve), or a run shorter than
-    /// [`TUNE_SHARE_INVERSE`] times the tuning's blocks.
+    /// A tuner for `plan` (an `auto` plan) in a run of `nt` steps, or `None` when it does
+    /// not pay: a plan of one step, or a run shorter than [`TUNE_SHARE_INVERSE`] times the
+    /// tuning's blocks. The candidates: the plan, its band halved and quartered while at
+    /// least [`AUTO_MIN_BAND`] and the radius (whole rows only; a tiled plan keeps its band),
+    /// and the unblocked step.
     pub fn new(plan: BlockPlan, shape: &StepShape, nt: usize) -> Option<BandTuner> {
-        if plan.tile.is_some() || plan.depth < 2 {
+        if plan.depth < 2 {
             return None;
         }
         let min = AUTO_MIN_BAND.max(shape.radius).max(1);
-        let mut trials: Vec<BandTrial> = Vec::new();
-        for divisor in TUNE_BANDS {
-            let band = plan.band / divisor;
-            if band >= min && trials.iter().all(|t| t.plan.band != band) {
-                let plan = BlockPlan::new(shape, plan.depth, band).ok()?;
-                trials.push(BandTrial {
-                    plan,
-                    per_step: None,
-                    blocks: 0,
-                });
+        let trial = |plan| BandTrial {
+            plan,
+            per_step: None,
+            blocks: 0,
+        };
+        let mut trials = vec![trial(plan)];
+        if plan.tile.is_none() {
+            for divisor in TUNE_BANDS {
+                let band = plan.band / divisor;
+                if band >= min && trials.iter().all(|t| t.plan.band != band) {
+                    trials.push(trial(BlockPlan::new(shape, plan.depth, band).ok()?));
+                }
             }
         }
+        trials.push(trial(BlockPlan::unblocked()));
         let blocks = TUNE_WARM_UP + trials.len() * TUNE_ROUNDS;
         let long_enough = nt / plan.depth >= TUNE_SHARE_INVERSE * blocks;
         (trials.len() >= 2 && long_enough).then_some(BandTuner {
@@ -154,7 +157,7 @@ impl BandTuner {
             .trials
             .iter()
             .min_by_key(|t| t.per_step)
-            .expect("at least two candidates");
+            .expect("the plan and the unblocked step");
         self.chosen = Some(best.plan);
         self.chosen
     }
@@ -190,8 +193,8 @@ mod tests {
         loop {
             let plan = tuner.next_plan();
             bands.push(plan.band);
-            if let Some(chosen) =
-                tuner.record(plan, plan.depth, Duration::from_millis(ms(plan.band) * 16))
+            // Every block runs the auto plan's 16 steps, blocked or one by one.
+            if let Some(chosen) = tuner.record(plan, 16, Duration::from_millis(ms(plan.band) * 16))
             {
                 return (bands, chosen);
             }
@@ -208,9 +211,11 @@ mod tests {
             let (bands, chosen) = tune(&mut tuner, |band| match band {
                 64 => ms[0],
                 32 => ms[1],
-                _ => ms[2],
+                16 => ms[2],
+                _ => 9,
             });
-            assert_eq!(bands, [64, 64, 32, 16, 64, 32, 16]);
+            // Band 1: the unblocked step, slower here.
+            assert_eq!(bands, [64, 64, 32, 16, 1, 64, 32, 16, 1]);
             assert_eq!(chosen.band, fastest);
             assert_eq!((chosen.depth, chosen.tile), (16, None));
             assert_eq!(tuner.next_plan(), chosen);
@@ -224,8 +229,9 @@ mod tests {
         let s = shape(2);
         let plan = BlockPlan::new(&s, 16, 64).unwrap();
         let mut tuner = BandTuner::new(plan, &s, 4001).unwrap();
-        // 64 rows: 10 ms, then 3 ms per step (a slow first round); 32 and 16 rows: 4 ms.
-        let times = [100, 10, 4, 4, 3, 4, 4];
+        // 64 rows: 10 ms, then 3 ms per step (a slow first round); 32 and 16 rows: 4 ms;
+        // unblocked 9 ms.
+        let times = [100, 10, 4, 4, 9, 3, 4, 4, 9];
         let mut chosen = None;
         for t in times {
             let plan = tuner.next_plan();
@@ -260,28 +266,44 @@ mod tests {
     fn nothing_to_choose_or_too_short_a_run_is_not_tuned() {
         let s = shape(2);
         let plan = BlockPlan::new(&s, 16, 64).unwrap();
-        // Tuning takes 1 + 3 x 2 = 7 blocks of 16 steps: runs of 4 x 7 blocks and more.
-        assert!(BandTuner::new(plan, &s, 16 * 28).is_some());
-        assert!(BandTuner::new(plan, &s, 16 * 28 - 1).is_none());
-        // Tiled plans keep their band and tile.
-        let tiled = plan
-            .with_tile(&s.clone().with_axis1(4096).unwrap(), 256)
-            .unwrap();
-        assert!(BandTuner::new(tiled, &s, 4001).is_none());
-        // A band of 4 rows (AUTO_MIN_BAND) has no shorter candidate.
-        let short = BlockPlan::new(&s, 16, 4).unwrap();
-        assert!(BandTuner::new(short, &s, 4001).is_none());
-        // 8 rows: 8 and 4 (2 candidates, 5 blocks).
+        // Tuning takes 1 + 4 x 2 = 9 blocks of 16 steps: runs of 4 x 9 blocks and more.
+        assert_eq!(TUNE_BLOCKS, 9);
+        assert!(BandTuner::new(plan, &s, 16 * 36).is_some());
+        assert!(BandTuner::new(plan, &s, 16 * 36 - 1).is_none());
         let bands = |plan, shape: &StepShape| -> Vec<usize> {
             let tuner = BandTuner::new(plan, shape, 4001).expect("tuned");
             tuner.trials().iter().map(|t| t.plan.band).collect()
         };
-        assert_eq!(bands(BlockPlan::new(&s, 16, 8).unwrap(), &s), [8, 4]);
+        // Tiled plans keep their band and tile, against the unblocked step (band 1).
+        let tiled = plan
+            .with_tile(&s.clone().with_axis1(4096).unwrap(), 256)
+            .unwrap();
+        assert_eq!(bands(tiled, &s), [64, 1]);
+        let tuner = BandTuner::new(tiled, &s, 4001).unwrap();
+        assert_eq!(tuner.trials()[0].plan, tiled);
+        // A band of 4 rows (AUTO_MIN_BAND) has no shorter candidate.
+        assert_eq!(bands(BlockPlan::new(&s, 16, 4).unwrap(), &s), [4, 1]);
+        // 8 rows: 8 and 4.
+        assert_eq!(bands(BlockPlan::new(&s, 16, 8).unwrap(), &s), [8, 4, 1]);
         // Order 16 (radius 8): no band below the radius; 16 rows leaves 16 and 8.
         let s16 = shape(8);
-        assert_eq!(bands(BlockPlan::new(&s16, 16, 16).unwrap(), &s16), [16, 8]);
+        assert_eq!(
+            bands(BlockPlan::new(&s16, 16, 16).unwrap(), &s16),
+            [16, 8, 1]
+        );
         // One step per block: nothing to block.
         let one = BlockPlan::new(&s, 1, 64).unwrap();
         assert!(BandTuner::new(one, &s, 4001).is_none());
+    }
+
+    /// Where no band beats one step per pass, `auto` keeps the unblocked step.
+    #[test]
+    fn the_unblocked_step_is_kept_when_blocking_does_not_pay() {
+        let s = shape(2);
+        let plan = BlockPlan::new(&s, 16, 64).unwrap();
+        let mut tuner = BandTuner::new(plan, &s, 4001).unwrap();
+        let (_, chosen) = tune(&mut tuner, |band| if band == 1 { 3 } else { 4 });
+        assert!(chosen.is_unblocked());
+        assert_eq!(chosen, BlockPlan::unblocked());
     }
 }

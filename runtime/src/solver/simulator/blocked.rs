@@ -191,6 +191,11 @@ where
     /// An error ([`Error::OutOfOrder`]) before [`prepare`](Self::prepare), once all steps
     /// have run, or for `k = 0`.
     pub fn step_block(&mut self, k: usize) -> Result<usize> {
+        crate::with_numerics(self.numerics(), || self.step_block_in_place(k))
+    }
+
+    /// [`step_block`](Self::step_block) with the thread's numerics as they are.
+    fn step_block_in_place(&mut self, k: usize) -> Result<usize> {
         let (done, nt, plan, tuner) = match &self.run {
             Some(run) => (
                 run.done,
@@ -217,25 +222,37 @@ where
             (Some(plan), Some(tuner)) if k > 1 && k == plan.depth => {
                 let plan = tuner.next_plan();
                 let start = Instant::now();
-                let last = self.sweep(k, plan)?;
+                let last = if plan.is_unblocked() {
+                    self.steps(k)?
+                } else {
+                    self.sweep(k, plan)?
+                };
                 let elapsed = start.elapsed();
                 let tuner = self.tuner.as_mut().expect("a tuned run");
                 if let Some(chosen) = tuner.record(plan, k, elapsed) {
+                    let blocking = if chosen.is_unblocked() {
+                        Blocking::Off("auto: one step per pass timed fastest".into())
+                    } else {
+                        Blocking::On(chosen)
+                    };
                     let run = self.run.as_mut().expect("step_block checked the run");
-                    run.blocking = Blocking::On(chosen);
-                    self.blocking = Some(Blocking::On(chosen));
+                    run.blocking = blocking.clone();
+                    self.blocking = Some(blocking);
                 }
                 Ok(last)
             }
             (Some(plan), _) if k > 1 => self.sweep(k, plan),
-            _ => {
-                let mut last = self.step()?;
-                for _ in 1..k {
-                    last = self.step()?;
-                }
-                Ok(last)
-            }
+            _ => self.steps(k),
         }
+    }
+
+    /// `k >= 1` calls of [`step`](Self::step); the index of the last.
+    fn steps(&mut self, k: usize) -> Result<usize> {
+        let mut last = self.step()?;
+        for _ in 1..k {
+            last = self.step()?;
+        }
+        Ok(last)
     }
 
     /// `k >= 2` steps of a blocked run in one wavefront sweep of bands of `plan.band` rows
