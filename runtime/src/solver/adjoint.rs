@@ -71,6 +71,8 @@ type Field<E, T, const D: usize> = ScalarField<<E as ExecutionSpace>::Memory, T,
 ///
 /// Traces are `nt × nrec` values, one row of `nrec` receivers per time step (the layout of
 /// [`Seismogram::data`](crate::receivers::Seismogram)); a wavelet is `nt` values.
+/// Host launches run with the config's [`numerics`](WaveConfig::numerics), as the
+/// simulator's do.
 ///
 /// ```
 /// use ppstencil::solver::{Boundary, SourceMode, WaveOperator};
@@ -335,11 +337,27 @@ where
         (0..D).all(|a| at[a] >= r && at[a] + r < self.shape[a])
     }
 
-    /// One run of `nt` steps of `direction` from zero fields: each step advances the field
-    /// (the fused step or its transpose), adds `value(k, i)` at point `inject[i]`, damps the
-    /// sponge, rotates the levels, records the points `record` into row `k` of `out` and
-    /// calls `hook(k, p)` with the new level.
+    /// One run of `nt` steps of `direction` from zero fields, with the host launches (the
+    /// hook's included) under the config's [`numerics`](WaveConfig::numerics), as the
+    /// simulator's: each step advances the field (the fused step or its transpose), adds
+    /// `value(k, i)` at point `inject[i]`, damps the sponge, rotates the levels, records the
+    /// points `record` into row `k` of `out` and calls `hook(k, p)` with the new level.
     fn sweep(
+        &self,
+        direction: Direction,
+        inject: &[[usize; D]],
+        value: impl Fn(usize, usize) -> T,
+        record: &[[usize; D]],
+        out: &mut [T],
+        hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()>,
+    ) -> Result<()> {
+        crate::with_numerics(self.config.numerics, || {
+            self.sweep_in_place(direction, inject, value, record, out, hook)
+        })
+    }
+
+    /// [`sweep`](Self::sweep) with the thread's numerics as they are.
+    fn sweep_in_place(
         &self,
         direction: Direction,
         inject: &[[usize; D]],
