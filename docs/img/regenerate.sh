@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the README's pictures (docs/img/*.png) with ppwave itself: the same figure code
-# as `ppwave run` and `ppwave bench --plot`. Run from the repository root:
+# Regenerates the pictures of the README and docs/guide/ppwave.md (docs/img/*.png) with ppwave
+# itself: the same figure code as `ppwave run` and `ppwave bench --plot`. Run from the
+# repository root:
 #   bash docs/img/regenerate.sh
 # About a minute of runs on two cores after the release build (the paper run is the longest).
 set -euo pipefail

@@ -34,7 +34,7 @@ impl Region {
     /// of every axis the stencil has ([`StencilInfo::domain_radii`]), or the single point
     /// given by `indices` (one per axis of the stencil, outermost first) for `#[at]` stencils.
     ///
-    /// The margin is the same on every axis, as it always was in 2D: `fd_pzz` (which reads
+    /// The margin is the same on every axis, in 2D as in 3D: `fd_pzz` (which reads
     /// only along z) leaves the first and last two columns alone too, which is what keeps the
     /// acoustic solver's border exactly zero.
     ///

@@ -1,4 +1,4 @@
-//! Class 3 of issue 9: generated code is hygienic in every backend.
+//! Generated code is hygienic in every backend.
 //!
 //! 1. A `stencil!` with adversarial names (a field `p` next to `p_0_0`, fields named like C
 //!    math functions and CUDA built-ins, locals named like C keywords and macros, a doc
@@ -46,8 +46,8 @@ stencil! {
         int[0, 0] = int[0, 0] * 0.5 + std - ppstencil;
     }
 
-    /// Names of methods and functions the generated code calls, and of locals it no longer
-    /// binds since fields are indexed through their windows (`nx`, `plane`, `base`).
+    /// Names of methods and functions the generated code calls, and of locals it does not
+    /// bind, as fields are indexed through their windows (`nx`, `plane`, `base`).
     pub fn methods(lit: out, len: out, clone: in, rayon: real) {
         let vec = clone[0, 0] * rayon;
         let nx = clone[0, -1];

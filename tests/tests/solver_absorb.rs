@@ -113,7 +113,7 @@ fn absorbing_layer_works_at_high_order_too() {
 }
 
 // ---------------------------------------------------------------------------------------
-// The PML against the sponge, measured at receivers (issue 13): v = 2000 m/s, dh = 5 m,
+// The PML against the sponge, measured at receivers: v = 2000 m/s, dh = 5 m,
 // fpeak = 15 Hz (peak wavelength 133 m = 26.7 cells), additive source, receivers 50 cells
 // from it, at normal and at grazing incidence.
 
@@ -198,10 +198,11 @@ fn pml_of_20_cells_reflects_40_db_less_than_the_rigid_border_at_grazing_incidenc
     assert!(db <= -40.0, "{db:.1} dB");
 }
 
-/// The README's table: dB against width for the PML and the sponge, at both incidences
+/// The table in `docs/guide/solver.md` (Verification): dB against width for the PML and the
+/// sponge, at both incidences
 /// (`cargo test -p ppstencil-tests --release --test solver_absorb -- --ignored --nocapture`).
 #[test]
-#[ignore = "the table for the README: 14 runs, a few seconds in release"]
+#[ignore = "the table for docs/guide/solver.md: 14 runs, a few seconds in release"]
 fn table_of_reflection_against_width() {
     let refs = [reference(false), reference(true)];
     println!("| width (cells) | pml normal | pml grazing | sponge normal | sponge grazing |");
@@ -328,13 +329,14 @@ fn pml_of_20_cells_reflects_40_db_less_than_the_rigid_border_in_3d() {
     assert!(grazing <= -40.0, "grazing: {grazing:.1} dB");
 }
 
-/// The README's 3D table: dB against width for the PML and the sponge, at both incidences,
+/// The 3D table in `docs/guide/solver.md` (Verification): dB against width for the PML and
+/// the sponge, at both incidences,
 /// in a window long enough for a 40-cell layer's rigid reflection (path 110 cells + the
 /// wavelet: 400 steps) with a reference pad to match (its nearest wall's reflection needs
 /// paths of 190 cells or more)
 /// (`cargo test -p ppstencil-tests --release --test solver_absorb table_3d -- --ignored --nocapture`).
 #[test]
-#[ignore = "the 3D table for the README: 13 runs of up to 14 M points, minutes"]
+#[ignore = "the 3D table for docs/guide/solver.md: 13 runs of up to 14 M points, minutes"]
 fn table_3d_of_reflection_against_width() {
     let nt = 400;
     let reference = traces_3d(90, 0, Boundary::Rigid, nt);
@@ -553,8 +555,8 @@ fn pml_runs_alike_in_f64() {
 for_each_space!(pml_runs_alike_on_every_space);
 
 /// `rigid` with a width is no layer at all (`absorb = 0`), bit for bit; the PML is the
-/// default kind and differs from both the rigid border and the sponge (whose measured
-/// reflection, in the tests above, is the one it had before the PML existed).
+/// default kind and differs from both the rigid border and the sponge (whose reflection
+/// the tests above measure).
 #[test]
 fn rigid_is_no_layer_and_pml_is_the_default() {
     let c = contrast_config(100, 10, StepKernels::Fused, 4);

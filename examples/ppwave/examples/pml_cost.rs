@@ -20,12 +20,10 @@
 //! `pml-first`, `both` (the default: one pass of `BLOCKS` blocks in each order, each with its
 //! own pair of simulators, and the geometric mean of the two passes' medians), or `aa`, a
 //! control of `both`: the PML simulator against an identical second one, in both orders as
-//! `both` runs them, which should give 1 (until session n `aa` ran one order only, and so
-//! measured the order's effect too: 1.01-1.12 on one host, where `both` cancels it). Why:
-//! where the pages of a simulator's fields land moves its step by a few percent from process
-//! to process; `aa` gave 0.94–1.03 in session k, and one-thread runs once measured the PML
-//! about 2 % dearer when it was prepared second (not seen again, nor on two threads:
-//! `docs/notes/pml-cost.md`). Averaging both orders keeps the order out of the ratio.
+//! `both` runs them, which should give 1. Why both orders: where the pages of a simulator's
+//! fields land moves its step by a few percent from process to process (`aa` in one order
+//! only gave 1.01–1.12), and averaging both orders keeps the order out of the ratio (method
+//! and figures: `docs/performance.md`, "The cost of the PML").
 
 use ppstencil::solver::tuning::{TUNE_BLOCKS, TUNE_SHARE_INVERSE};
 use ppstencil::solver::{Blocking, Boundary, TimeBlock, WaveConfig, WaveSimulator};

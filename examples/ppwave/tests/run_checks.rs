@@ -1,7 +1,7 @@
 //! `ppwave run` never panics, aborts or writes a silently wrong result: buffers that grow with
 //! nt are checked before the first step, parameters that do not fit the precision are refused,
 //! a wavefield that stops being finite stops the run, and what the grid cannot carry is a
-//! warning with the numbers (issue 9, classes 2, 4 and 5).
+//! warning with the numbers.
 
 mod common;
 

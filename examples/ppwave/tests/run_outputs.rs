@@ -1,6 +1,6 @@
 //! `ppwave run`'s output directory: the outputs appear together or not at all, inputs are
 //! never overwritten, nothing the run did not create is deleted, two runs are never mixed, and
-//! an interrupted run is recognisable (issue 9, class 1).
+//! an interrupted run is recognisable.
 
 mod common;
 

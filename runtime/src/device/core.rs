@@ -1,7 +1,7 @@
 //! The one implementation of device memory and kernel launch, shared by CUDA and HIP through
 //! the small [`Driver`] interface (each backend implements it in a few dozen lines).
 //!
-//! Rules every backend follows (each was a bug once):
+//! Rules every backend follows (each guards against a bug):
 //! - every driver entry point makes the device current for the call and restores what the
 //!   calling thread had before (push/pop of the CUDA context, the HIP device), `free` included,
 //!   so a buffer dropped on any thread is released and other GPU code on the thread is

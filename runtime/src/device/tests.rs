@@ -1,5 +1,5 @@
 //! Tests of the device host path (module loading, registry, contexts and devices per thread,
-//! frees, launch limits, error codes), one or more per bug of issue 10. They need a device:
+//! frees, launch limits, error codes), each against a bug found there. They need a device:
 //! the software GPU (`eval "$(.ci/soft-gpu-env)"`, see tests/softgpu) or a real one. Without
 //! one they print a skip line, or fail with `PPSTENCIL_REQUIRE_GPU=1`.
 //!

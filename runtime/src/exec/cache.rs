@@ -16,11 +16,10 @@ pub const TYPICAL_LLC: usize = 32 << 20;
 /// The most last-level cache that one CPU sharing it is credited with. No shipped processor
 /// has more than 12 MiB of L3 per core (AMD's stacked-cache parts); more per CPU than this is
 /// a hypervisor passing the host's whole cache to a guest that gets a slice of it, and
-/// [`TYPICAL_LLC`] is used instead. Seen on this project's development machine (2026-12-05):
-/// a 2-vCPU KVM guest whose sysfs said 480 MiB shared by its 2 CPUs, where one thread's triad ran at
-/// 28 GB/s on 64 MB and 15 GB/s from 128 MB on, and the paper grid's fields (134 MiB), which
-/// the temporal blocking's `auto` took to be served from that cache and left unblocked, ran
-/// 1.3-1.5 x slower than blocked (`docs/notes/pml-cost.md`, session n).
+/// [`TYPICAL_LLC`] is used instead. On a 2-vCPU KVM guest on an Intel Xeon whose sysfs said
+/// 480 MiB shared by its 2 CPUs, `auto` took the paper grid's fields (134 MiB) to be served
+/// from that cache and left them unblocked, 1.3-1.5 x slower than blocked
+/// (`docs/design/0010-cache-size-detection.md`).
 pub const MAX_LLC_PER_CPU: usize = 32 << 20;
 
 /// Where [`CacheSizes::llc`] comes from.

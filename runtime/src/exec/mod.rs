@@ -293,14 +293,14 @@ impl ExecutionSpace for Rayon {
     /// 50-100 µs and its threads wait for each other at every launch's end, so there a thread
     /// that went to sleep made the next launch wait 10-40 µs for it on a virtual machine.
     /// Awake, the paper grid's blocked step took 1.08-1.10 × less time on two threads and the
-    /// PML's step lost 3-4 % of the rigid one's time (`docs/notes/pml-cost.md`, session o).
+    /// PML's step lost 3-4 % of the rigid one's time (`docs/design/0011-temporal-blocking.md`).
     /// With the global pool (`Rayon::new()`) `f` runs on one of its threads too, not on the
-    /// caller's: from outside the pool every launch had to be handed in and wait for a worker
-    /// (a default `ppwave run` took 1.35 × less time). The price: while `f` runs, the pool's
-    /// threads use their cores whether or not there is work, as OpenMP's active wait policy
-    /// does: each for a short while without work (`AWAKE_IDLE_LIMIT`, then rayon's policy
-    /// again), and not at all in a pool of more threads than the process has cores. A panic
-    /// in `f` releases them and reaches the caller.
+    /// caller's: from outside the pool every launch has to be handed in and wait for a worker
+    /// (on a pool thread a default `ppwave run` takes 1.35 × less time). The price: while `f`
+    /// runs, the pool's threads use their cores whether or not there is work, as OpenMP's
+    /// active wait policy does: each for a short while without work (`AWAKE_IDLE_LIMIT`, then
+    /// rayon's policy again), and not at all in a pool of more threads than the process has
+    /// cores. A panic in `f` releases them and reaches the caller.
     ///
     /// ```
     /// let r = ppstencil::Rayon::with_threads(2)?;

@@ -24,7 +24,7 @@ pub const BLOCK_BYTES: usize = 256;
 /// only the leading row misses the caches; the out-of-order window then reaches too few
 /// misses ahead and the hardware prefetchers do not make up for it: one thread ran `fd_pzz`
 /// at half the bandwidth of `fd_pxx`. Prefetching the leading row 4 KiB ahead (and the
-/// outputs, for writing) restores it (measurements in `docs/notes/perf2.md`).
+/// outputs, for writing) restores it (`docs/design/0009-host-row-loops.md`).
 pub const PREFETCH_BYTES: usize = 4096;
 
 /// Most rows ahead the generated row loops prefetch in a launch whose columns are a small
@@ -85,9 +85,9 @@ fn exceeds_llc<T>(grid: &Region, fields: usize) -> bool {
 /// threads' blocks and the streams passing through), at least one. The planes are re-read
 /// from the LLC rather than L2: on a shared 2-core EPYC (1 MiB L2, 32 MiB L3), a serial f32
 /// order-8 step `2p - pold + k ∇²p` took 103 ms at 400³ with these blocks and 202 ms with
-/// whole planes, and L2-sized blocks were slower than whole planes at 256³ (45 vs 40 ms);
-/// noisy first numbers, for the 3D bench to refine (`PPSTENCIL_Y_BLOCK`). Blocking
-/// changes only the order in which points are computed, never their arithmetic.
+/// whole planes, and L2-sized blocks were slower than whole planes at 256³ (45 vs 40 ms;
+/// noisy figures). Blocking changes only the order in which points are computed, never their
+/// arithmetic.
 /// `PPSTENCIL_Y_BLOCK=N` fixes it to `N` rows (for measurements).
 pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
     static FORCED: OnceLock<Option<usize>> = OnceLock::new();
@@ -107,9 +107,9 @@ pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
 /// The runs of consecutive rows (flat row numbers `z * ny + y`, each run contiguous in
 /// memory) that cover planes `zs` of `grid`, in the order the host backends compute them:
 /// blocks of `y_block` rows outermost, then z, then the rows of the block; adjacent runs
-/// are merged, so a 1D or 2D launch (`ny = 1`) is one run of all its rows, as before 3D
-/// existed. The runs are kept on the stack (up to four): a group launch's tasks call this
-/// once per kernel and task, thousands of times per time step (`launch::group`).
+/// are merged, so a 1D or 2D launch (`ny = 1`) is one run of all its rows. The runs are
+/// kept on the stack (up to four): a group launch's tasks call this once per kernel and
+/// task, thousands of times per time step (`launch::group`).
 pub fn row_runs<T>(grid: &Region, zs: std::ops::Range<usize>, rz: usize, fields: usize) -> RowRuns {
     let ny = grid.shape[1];
     // A grid of one row per plane (1D, 2D) has nothing to block along y.
@@ -324,7 +324,7 @@ impl<'s> RowMode<'s> {
     /// without the blocks and output wrappers of the other modes. Those cost a row a fixed
     /// time that is most of it on a narrow strip: the PML's side-strip update (18 points)
     /// took 30–44 ns per row plain against 48–52 ns through one block (in cache;
-    /// `docs/notes/pml-cost.md`, "Session h").
+    /// `docs/design/0009-host-row-loops.md`).
     #[inline(always)]
     pub fn plain(&self) -> bool {
         !self.prefetch && self.stream.is_none()
@@ -389,7 +389,7 @@ impl<T: Real> RowOutput<'_, '_, T> {
     /// block but the first and last covers whole cache lines (streaming stores write whole
     /// lines; a line written partly by plain stores would be read first). Only prefetched,
     /// the blocks start at the row's first column: aligning them measured ~15 % slower for
-    /// `fd_pzz` (docs/notes/perf3.md).
+    /// `fd_pzz` (`docs/design/0009-host-row-loops.md`).
     ///
     /// ```
     /// use ppstencil::__private::{run_rows, RowPlan};

@@ -6,8 +6,9 @@
 //! What it is for: a kernel on a small part of the grid (a face of the PML's layer) costs
 //! little in arithmetic but a whole launch in synchronisation: a fork and join of the pool,
 //! the other threads idle while a few rows run. In a group it rides in the tasks of the
-//! others. The PML's step is two groups (`solver::pml`): on a 16-core host the PML run went
-//! from 1.45–1.50 × to 1.26–1.33 × the rigid one at 8 threads (`docs/notes/pml-cost.md`).
+//! others. The PML's step is two groups (`solver::pml`): on a 16-core host at 8 threads the
+//! PML run takes 1.26–1.33 × the rigid one's time, against 1.45–1.50 × with a launch per
+//! kernel (`docs/design/0012-pml-storage-and-profiles.md`).
 //!
 //! A group launched again and again (a blocked time loop launches it band after band) is
 //! planned once: [`GroupPlan::new`] makes every check, [`GroupPlan::launch`] only compares the
@@ -139,8 +140,8 @@ impl Layout {
 /// [`GroupPlan::launch`] runs the members on any fields of the same shapes and windows
 /// (other buffers, as a time loop's levels rotate), comparing only those. What it is for: a
 /// blocked time loop launches the same few groups band after band, thousands of times per
-/// second, and the checks of a group of eight kernels took a few microseconds each time,
-/// during which the other threads wait (`docs/notes/pml-cost.md`, session j).
+/// second, and the checks of a group of eight kernels take a few microseconds each time,
+/// during which the other threads wait (`docs/design/0012-pml-storage-and-profiles.md`).
 ///
 /// ```
 /// use ppstencil::launch::{Arg, GroupPlan, Member};
@@ -364,7 +365,7 @@ impl<E: ExecutionSpace, T: Real, const D: usize> GroupPlan<E, T, D> {
     /// not at all (nor is anything launched when no member has one). What it is for: a
     /// blocked time loop runs a group band after band with one plan, whose few kB of metadata
     /// then stay in cache, rather than with a plan per band (a few hundred on the paper grid),
-    /// each cold when its band comes round again (`docs/notes/pml-cost.md`, session m).
+    /// each cold when its band comes round again (`docs/design/0012-pml-storage-and-profiles.md`).
     ///
     /// The result is that of the members run one after another on their cut boxes, as for a
     /// whole launch: [`launch_group`]'s rule (a member reads what the group writes only in
@@ -498,7 +499,7 @@ fn tasks<E: ExecutionSpace, T: Real>(
 
 /// The fixed cost of one row of a generated host kernel (slicing each tap, the vector loop's
 /// tail) in the bytes of points it would move in that time: an 18-point row of the PML's side
-/// strips took about 40 ns (`docs/notes/pml-cost.md`, session k), where the fused step moves
+/// strips takes about 40 ns (`docs/design/0009-host-row-loops.md`), where the fused step moves
 /// its 16 bytes per point at about 32 bytes per ns, so about a kilobyte.
 const ROW_SETUP_BYTES: usize = 1024;
 
@@ -516,8 +517,8 @@ struct Load {
 /// its share: `n` tasks, the most `tasks` of any load rounded up to a multiple of `threads`
 /// (fewer where planes are too few). Equal work matters where the members are unequal: a band
 /// of a blocked run that holds a face of the PML's layer has planes of four kernels at one end
-/// and of one at the other, and cut into equal numbers of planes it left a thread idle for a
-/// good part of the launch (`docs/notes/pml-cost.md`, session o). Rayon hands tasks out by
+/// and of one at the other, and cut into equal numbers of planes it leaves a thread idle for a
+/// good part of the launch (`docs/design/0011-temporal-blocking.md`). Rayon hands tasks out by
 /// halves, so a multiple of the threads, each of equal work, keeps every thread busy to the
 /// end.
 ///

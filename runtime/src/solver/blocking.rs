@@ -275,14 +275,14 @@ pub const AUTO_MIN_BAND: usize = 4;
 
 /// Rows per band chosen by [`BlockPlan::auto`] when the cache allows it: large enough that a
 /// launch's fork-join costs little next to its work and the band's halo (`2 r` rows) is
-/// re-read rarely. 64 rather than 32 since 2026-12-04: every launch of a band is forked over
-/// the threads and joined, and a PML adds four small ones per band (its side strips' two
-/// kernels); taller bands halve them. At 64 a 20-cell PML costs 1.15–1.23 × the rigid step
-/// on the paper grid against 1.26–1.38 × at 32, and the rigid blocked step itself ran
-/// 1.83–2.33 × the fused step against 1.51–1.74 × (two threads; one thread: no change;
-/// `docs/notes/pml-cost.md`). On a host with a large L2 and a slow L3, 32 rows ran 1.3 ×
-/// faster than 64, so a long run times this band against a half and a quarter of it and keeps
-/// the fastest ([`BandTuner`](crate::solver::tuning::BandTuner)).
+/// re-read rarely. Every launch of a band is forked over the threads and joined, and a PML
+/// adds four small ones per band (its side strips' two kernels); taller bands halve them. At
+/// 64 a 20-cell PML costs 1.15–1.23 × the rigid step on the paper grid against 1.26–1.38 × at
+/// 32, and the rigid blocked step itself runs 1.83–2.33 × the fused step against 1.51–1.74 ×
+/// (two threads on an AMD EPYC; one thread: no change; `docs/design/0011-temporal-blocking.md`).
+/// On a host with a large L2 and a slow L3, 32 rows ran 1.3 × faster than 64, so a long run
+/// times this band against a half and a quarter of it and keeps the fastest
+/// ([`BandTuner`](crate::solver::tuning::BandTuner)).
 pub const AUTO_BAND: usize = 64;
 
 /// The narrowest tile (points of the second axis) [`BlockPlan::auto`] accepts when rows are
@@ -391,7 +391,7 @@ impl BlockPlan {
     /// [`AUTO_MIN_BAND`]), fits in a quarter of the cache; unless tiles along the second
     /// axis allow a deeper block that moves fewer bytes per step (`auto_tiled`'s measure;
     /// whole rows move `1 / depth`): at 200³ (order 4) whole planes allow 3 steps, tiles of
-    /// 47 lines 14 (`docs/bench/session_2026-12-04.log` has the runs of both plans).
+    /// 47 lines 14.
     pub fn auto_or_why(
         shape: &StepShape,
         outer: usize,

@@ -29,8 +29,8 @@
 //!
 //! A user's own time loop (imaging, inversion, coupling) calls
 //! [`WaveSimulator::prepare`], then [`WaveSimulator::step`] once per time step (receivers are
-//! recorded there; snapshots, progress and, later, halo exchanges attach between steps), and
-//! [`WaveSimulator::finish`]; [`WaveSimulator::run`] is that loop.
+//! recorded there; snapshots and progress attach between steps), and [`WaveSimulator::finish`];
+//! [`WaveSimulator::run`] is that loop.
 //!
 //! Where things live (all re-exported here): `physics.rs` (the numbers of the scheme: FD
 //! weights and the CFL limit, the Ricker wavelets, the absorbing layer's damping),

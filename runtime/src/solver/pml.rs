@@ -247,7 +247,7 @@ pub fn pml_boxes<const D: usize>(shape: [usize; D], width: usize, edge: usize) -
 /// along the other axes). The profiles of that side take `d0` from it: where the slab's
 /// velocity is uniform (a face of a layered model, every face of a homogeneous one) that is
 /// the local velocity; where it is not, the slower parts are damped more than `R` asks, as
-/// in every CPML with one profile per axis (`docs/notes/pml-cost.md`, session l).
+/// in every CPML with one profile per axis (`docs/design/0012-pml-storage-and-profiles.md`).
 pub(crate) fn side_velocities<const D: usize>(
     shape: [usize; D],
     width: usize,
@@ -289,14 +289,13 @@ fn depth(i: usize, n: usize, width: usize) -> usize {
 /// (low, high) the memory variables `psi`, `zeta`, each a [window](ScalarField#windows)
 /// holding only that side's slab of the layer along `k` (plus the [`PML_RADIUS`] cells the
 /// kernels read beyond it), the whole grid along the other axes (2.4 MB on the paper grid,
-/// where whole-grid fields took 280 MB), and the profiles `a`, `b` along `k` over the same
+/// against 280 MB for whole-grid fields), and the profiles `a`, `b` along `k` over the same
 /// slab (shape 1 along the other axes: `width + 2` values each); plus `kv2` with the split
 /// kernels, which have no `kv2` of their own. A side's slab is also what one row of the
 /// kernels reads from them: one contiguous stream per field rather than a few points of every
-/// grid row (the x faces cost half as much, see `docs/notes/pml-cost.md`). With 1D profiles
-/// instead of fields (`a`, `b` at every point of the slab, from the local velocity, until
-/// 2026-12-05) the step costs about 2.5 % of the rigid step less on the paper grid: the
-/// faces no longer stream `a` and `b`.
+/// grid row (the x faces cost half as much). The 1D profiles spare the faces streaming `a`
+/// and `b` at every point of the slab, about 2.5 % of the rigid step on the paper grid
+/// (`docs/design/0012-pml-storage-and-profiles.md`).
 pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     /// Index `2 k + side` (side 0 low, 1 high); `None` where a part of the grid (a rank's
     /// fields in a distributed run) does not reach that side's slab.
@@ -313,9 +312,9 @@ pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     /// The checked launches of [`step`](Self::step) (`[GroupPlan<E, T, D>; 2]` for its
     /// execution space `E`), per range of the second axis and interior step it was called
     /// with: one serves every band of a 2D blocked run (each band launches it on its rows),
-    /// one per tile in 3D. Checking the groups at every call cost 3-4 % of the step on
-    /// two threads (`docs/notes/pml-cost.md`, session j), and a plan per band, each cold by
-    /// the time its band came round again, about 2 % more (session m). At most
+    /// one per tile in 3D. Checking the groups at every call costs 3-4 % of the step on
+    /// two threads, and a plan per band, each cold by the time its band comes round again,
+    /// about 2 % more (`docs/design/0012-pml-storage-and-profiles.md`). At most
     /// [`MAX_PLANS`] are kept.
     plans: Vec<(PlanKey<D>, Box<dyn Any + Send + Sync>)>,
 }

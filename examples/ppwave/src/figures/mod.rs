@@ -2,9 +2,10 @@
 //! model underneath ([`field`]), `velocity.png` ([`field::velocity_figure`]), the shot gather
 //! ([`gather`]) and the roofline of `ppwave bench --plot` ([`roofline`]).
 //!
-//! One figure code serves `ppwave run`, `ppwave bench` and the README's pictures: each figure
-//! is a [`Figure`] (a size and a `draw` on any plotters backend), written as PNG (plotters'
-//! bitmap backend, encoded by [`output`](crate::output)) or SVG by [`write()`]. Text uses DejaVu
+//! One figure code serves `ppwave run`, `ppwave bench` and the documentation's pictures
+//! (`docs/img/`): each figure is a [`Figure`] (a size and a `draw` on any plotters backend),
+//! written as PNG (plotters' bitmap backend, encoded by [`output`](crate::output)) or SVG by
+//! [`write()`]. Text uses DejaVu
 //! Sans, embedded in the binary (`examples/ppwave/fonts/`, licence beside it) and registered
 //! with plotters' `ab_glyph` feature: no font lookup (fontconfig) or font file is needed on
 //! the machine that draws. Colour maps and the clip level live here too; what is written

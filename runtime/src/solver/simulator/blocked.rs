@@ -150,9 +150,9 @@ where
     /// [`PML_RADIUS`](crate::solver::PML_RADIUS) rows away and each `psi` the level as far
     /// again, and elsewhere the PML's kernels read `psi` and the level only along the other
     /// axes, in the rows being updated. So `psi` is computed on exactly the band's rows and
-    /// the steps lag only the fused step's radius (they lagged [`PML_HALO`] rows before, with
-    /// `psi` 2 rows ahead of each band: a wavefront 1.5 times as tall at order 4 and a
-    /// little slower, about 2 % of the PML run's step; `docs/notes/pml-cost.md`).
+    /// the steps lag only the fused step's radius (lagging [`PML_HALO`] rows, with `psi` 2
+    /// rows ahead of each band, makes the wavefront 1.5 times as tall at order 4 and costs
+    /// about 2 % of the PML run's step; `docs/design/0011-temporal-blocking.md`).
     fn step_shape(c: &WaveConfig) -> Result<StepShape> {
         let info = Dims::<D>::fused_step_info(c.space_order)?;
         let plane = if D == 3 { c.ny * c.nx } else { c.nx };
