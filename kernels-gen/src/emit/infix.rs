@@ -42,7 +42,7 @@ pub trait Syntax {
     /// Function or method calls.
     fn call_style(&self) -> CallStyle;
     /// Whether sums are printed with fused multiply-adds (`a.mul_add(b, c)` for `a * b + c`,
-    /// see [`print`]); only the Rust backend's fused arithmetic does.
+    /// see [`print()`]); only the Rust backend's fused arithmetic does.
     fn fused(&self) -> bool {
         false
     }
@@ -54,7 +54,7 @@ pub const MAX_FUSED_TERMS: usize = 64;
 
 /// Prints `e` into `out`. Under a [`Syntax::fused`] spelling, a sum of at most
 /// [`MAX_FUSED_TERMS`] terms with products among them is printed with one fused
-/// multiply-add per product ([`print_fused_sum`]).
+/// multiply-add per product.
 pub fn print(syntax: &impl Syntax, e: &Expr, out: &mut String) {
     if syntax.fused() && print_fused_sum(syntax, e, out) {
         return;

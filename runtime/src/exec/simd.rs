@@ -46,7 +46,7 @@ impl Simd {
 /// for comparisons and for testing the narrower paths on a wider CPU.
 pub const SIMD_ENV: &str = "PPSTENCIL_SIMD";
 
-/// The instruction set [`vectorized`] uses: the widest the CPU has ([`Simd::detect`]), capped
+/// The instruction set [`vectorized`] uses: the widest the CPU has (detected at run time), capped
 /// by `PPSTENCIL_SIMD` when it names a narrower one. Decided once per process.
 pub fn simd() -> Simd {
     static LEVEL: OnceLock<Simd> = OnceLock::new();
