@@ -10,7 +10,7 @@ use numpy::{
     PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
 use ppstencil::solver::{cfl_limit_in, Boundary, PmlParams, SourceMode, TimeBlock};
-use ppstencil::{Real, StepKernels, WaveConfig};
+use ppstencil::{Arithmetic, Numerics, Real, StepKernels, Subnormals, WaveConfig};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 
@@ -41,6 +41,8 @@ pub struct Opts<'a, 'py> {
     pub backend: &'a str,
     pub threads: Option<i64>,
     pub time_block: &'a Bound<'py, PyAny>,
+    pub numerics: &'a str,
+    pub subnormals: &'a str,
 }
 
 /// Everything a run needs, checked: the parameters (each shot sets its source with
@@ -427,6 +429,24 @@ pub fn setup(velocity_arg: &Bound<'_, PyAny>, o: &Opts<'_, '_>) -> PyResult<Setu
             cfl * o.dh / vmax
         }
     };
+    let arithmetic = match o.numerics {
+        "exact" => Arithmetic::Exact,
+        "fast" => Arithmetic::Fast,
+        other => {
+            return Err(bad(format!(
+                "invalid numerics = {other:?}: use \"exact\" (every operation rounded as written, the default) or \"fast\" (fused multiply-adds, results within a few units in the last place)"
+            )))
+        }
+    };
+    let subnormals = match o.subnormals {
+        "flush" => Subnormals::Flush,
+        "keep" => Subnormals::Keep,
+        other => {
+            return Err(bad(format!(
+                "invalid subnormals = {other:?}: use \"flush\" (to zero, the default) or \"keep\" (IEEE 754)"
+            )))
+        }
+    };
     let receivers = match o.receivers {
         Some(r) if !r.is_none() => points(r, dims, "receivers")?,
         _ => Vec::new(),
@@ -472,6 +492,10 @@ pub fn setup(velocity_arg: &Bound<'_, PyAny>, o: &Opts<'_, '_>) -> PyResult<Setu
         snapshot_every: None,
         velocity: None,
         time_block,
+        numerics: Numerics {
+            arithmetic,
+            subnormals,
+        },
         ..WaveConfig::paper()
     };
     let space = Space::open(o.backend, threads)?;

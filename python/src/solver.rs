@@ -114,6 +114,13 @@ fn int_array<'py>(
 ///     Temporal blocking: "auto" (default: where the fields exceed the last-level cache),
 ///     "off", a number of steps per block, "K:B" or "K:BxW". Results are the same bit for
 ///     bit either way.
+/// numerics : {"exact", "fast"}
+///     Host kernels' arithmetic: "exact" (default: every operation rounded as written,
+///     bit-identical on every CPU and backend) or "fast" (fused multiply-adds and the
+///     widest vectors, within a few units in the last place).
+/// subnormals : {"flush", "keep"}
+///     Subnormal numbers flushed to zero (default; a wave's decaying tails cost nothing) or
+///     kept (IEEE 754).
 ///
 /// Raises
 /// ------
@@ -199,7 +206,8 @@ impl Simulation {
     #[pyo3(signature = (velocity, *, dh, nt, source, receivers=None, dt=None, cfl=None,
         fpeak=10.0, boundary="pml", absorb=None, space_order=4, kernels="fused",
         source_mode="set", source_delay=None, pml_r=None, pml_degree=None, pml_alpha=None,
-        precision="f32", backend="rayon", threads=None, time_block=None))]
+        precision="f32", backend="rayon", threads=None, time_block=None, numerics="exact",
+        subnormals="flush"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -224,6 +232,8 @@ impl Simulation {
         backend: &str,
         threads: Option<i64>,
         time_block: Option<&Bound<'_, PyAny>>,
+        numerics: &str,
+        subnormals: &str,
     ) -> PyResult<Self> {
         let auto = pyo3::types::PyString::new(py, "auto").into_any();
         let opts = Opts {
@@ -246,6 +256,8 @@ impl Simulation {
             backend,
             threads,
             time_block: time_block.unwrap_or(&auto),
+            numerics,
+            subnormals,
         };
         let setup = args::setup(velocity, &opts)?;
         let dims = setup.dims();
@@ -600,7 +612,8 @@ impl RunResult {
 /// Takes the parameters of :class:`Simulation` (``velocity``, ``dh``, ``nt``,
 /// ``receivers``, ``dt``/``cfl``, ``fpeak``, ``boundary``, ``absorb``, ``space_order``,
 /// ``kernels``, ``source_mode``, ``source_delay``, ``pml_r``, ``pml_degree``,
-/// ``pml_alpha``, ``precision``, ``backend``, ``threads``, ``time_block``), and:
+/// ``pml_alpha``, ``precision``, ``backend``, ``threads``, ``time_block``, ``numerics``,
+/// ``subnormals``), and:
 ///
 /// sources : array_like of int
 ///     The shots' source points, shape ``(shots, 2)`` / ``(shots, 3)``, or one point.
@@ -621,7 +634,7 @@ impl RunResult {
     wavefields=true, progress=None, dt=None, cfl=None, fpeak=10.0, boundary="pml",
     absorb=None, space_order=4, kernels="fused", source_mode="set", source_delay=None,
     pml_r=None, pml_degree=None, pml_alpha=None, precision="f32", backend="rayon",
-    threads=None, time_block=None))]
+    threads=None, time_block=None, numerics="exact", subnormals="flush"))]
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     py: Python<'_>,
@@ -649,6 +662,8 @@ pub fn run(
     backend: &str,
     threads: Option<i64>,
     time_block: Option<&Bound<'_, PyAny>>,
+    numerics: &str,
+    subnormals: &str,
 ) -> PyResult<RunResult> {
     let auto = pyo3::types::PyString::new(py, "auto").into_any();
     let opts = Opts {
@@ -671,6 +686,8 @@ pub fn run(
         backend,
         threads,
         time_block: time_block.unwrap_or(&auto),
+        numerics,
+        subnormals,
     };
     let mut setup = args::setup(velocity, &opts)?;
     let dims = setup.dims();

@@ -87,6 +87,8 @@ CASES = [
     ("time-block-bad", V, {"time_block": "sometimes"}, ValueError, "time_block"),
     ("time-block-zero", V, {"time_block": 0}, ValueError, "time_block"),
     ("time-block-over-nt", V, {"time_block": 11}, ValueError, "time_block"),
+    ("numerics-bad", V, {"numerics": "ieee"}, ValueError, "numerics"),
+    ("subnormals-bad", V, {"subnormals": "denormal"}, ValueError, "subnormals"),
     ("nt-not-int", V, {"nt": "ten"}, TypeError, "nt"),
 ]
 if "cuda" not in pps.BACKENDS_BUILT:

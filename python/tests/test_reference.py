@@ -51,6 +51,16 @@ CASES_2D = [
         ["--boundary", "rigid", "--space-order", "8", "--time-block", "4:8"],
     ),
     (
+        "fast-keep-blocked",
+        dict(boundary="pml", absorb=12, numerics="fast", subnormals="keep", time_block="4:8"),
+        ["--absorb", "12", "--numerics", "fast", "--subnormals", "keep", "--time-block", "4:8"],
+    ),
+    (
+        "sponge-fast-serial",
+        dict(boundary="sponge", absorb=10, numerics="fast", backend="serial"),
+        ["--absorb", "10", "--boundary", "sponge", "--numerics", "fast", "--backend", "serial"],
+    ),
+    (
         "pml-order6-blocked-f64",
         dict(boundary="pml", absorb=14, space_order=6, time_block=5, precision="f64",
              pml_r=1e-3, pml_degree=3.0, pml_alpha=20.0),
@@ -109,8 +119,8 @@ def test_2d_step_level_equals_ppwave(ppwave, tmp_path):
     same(sim.velocity, np.load(out / "velocity.npy"))
 
 
-@pytest.mark.parametrize("precision", ["f32", "f64"])
-def test_3d_equals_ppwave(ppwave, tmp_path, precision):
+@pytest.mark.parametrize("precision,numerics", [("f32", "exact"), ("f64", "exact"), ("f32", "fast")])
+def test_3d_equals_ppwave(ppwave, tmp_path, precision, numerics):
     dtype = np.float32 if precision == "f32" else np.float64
     v = layered_3d(dtype=dtype)
     np.save(tmp_path / "v.npy", v)
@@ -118,12 +128,12 @@ def test_3d_equals_ppwave(ppwave, tmp_path, precision):
     rec = pps.receiver_line(12, 4, 33, 4, y=17)
     nt, dt, dh, src = 60, 0.0012, 12.0, (14, 16, 19)
     r = pps.run(v, dh=dh, nt=nt, dt=dt, fpeak=9.0, sources=[src], receivers=rec,
-                absorb=8, precision=precision, snapshots=[20])
+                absorb=8, precision=precision, numerics=numerics, snapshots=[20])
     out = tmp_path / "out"
     ppwave("run", "--velocity", tmp_path / "v.npy", "--ny", ny, "--receivers", "12:17:4:33:4",
            "--nt", nt, "--dt", repr(dt), "--dh", repr(dh), "--fpeak", "9",
            "--src-z", src[0], "--src-y", src[1], "--src-x", src[2], "--absorb", 8,
-           "--precision", precision, "--out", out)
+           "--precision", precision, "--numerics", numerics, "--out", out)
     same(r.wavefields[0], np.load(out / "wavefield.npy"))
     same(r.seismograms[0], np.load(out / "seismogram.npy"))
     assert r.wavefields.shape == (1, nz, ny, nx)

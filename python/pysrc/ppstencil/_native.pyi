@@ -33,6 +33,8 @@ _Precision = Literal["f32", "f64", "float32", "float64"]
 _Backend = Literal["serial", "rayon", "cuda", "hip"]
 _Kernels = Literal["fused", "split"]
 _SourceMode = Literal["set", "add"]
+_Numerics = Literal["exact", "fast"]
+_Subnormals = Literal["flush", "keep"]
 _GenBackend = Literal["serial", "rayon", "cuda", "hip", "dsl"]
 _Points = Union[npt.ArrayLike, Sequence[int], Sequence[Sequence[int]]]
 _Progress = Callable[[int, int], object]
@@ -76,6 +78,8 @@ class Simulation:
         backend: _Backend = "rayon",
         threads: Optional[int] = None,
         time_block: Union[str, int, None] = None,
+        numerics: _Numerics = "exact",
+        subnormals: _Subnormals = "flush",
     ) -> Simulation: ...
     def step(self, n: int = 1) -> int:
         """Runs ``n`` more steps (GIL released); returns the steps done. Step ``nt``
@@ -192,6 +196,8 @@ def run(
     backend: _Backend = "rayon",
     threads: Optional[int] = None,
     time_block: Union[str, int, None] = None,
+    numerics: _Numerics = "exact",
+    subnormals: _Subnormals = "flush",
 ) -> RunResult:
     """Models one or many shots with one model and returns the seismograms, final
     wavefields and snapshots as numpy arrays."""
