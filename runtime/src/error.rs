@@ -391,5 +391,39 @@ impl From<String> for Param {
     }
 }
 
+/// `x` as a message writes it: the shortest decimal that reads back as `x` (`0.0002`,
+/// `4800`) for `1e-5 <= |x| < 1e16` and 0, scientific notation (`1e-300`, `2.5e300`)
+/// beyond, so that no value prints as hundreds of digits.
+///
+/// ```
+/// use ppstencil::fmt_num;
+/// assert_eq!((fmt_num(0.0002), fmt_num(4800.0)), ("0.0002".into(), "4800".into()));
+/// assert_eq!((fmt_num(1e-300), fmt_num(2.5e300)), ("1e-300".into(), "2.5e300".into()));
+/// ```
+pub fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 || !a.is_finite() || (1e-5..1e16).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// `x` with `digits` decimals (`{:.digits$}`) for `1e-3 <= |x| < 1e6` and 0, with `digits`
+/// decimals of scientific notation (`{:.digits$e}`) beyond.
+///
+/// ```
+/// use ppstencil::fmt_num_to;
+/// assert_eq!((fmt_num_to(0.3, 4), fmt_num_to(1.6e303, 4)), ("0.3000".into(), "1.6000e303".into()));
+/// ```
+pub fn fmt_num_to(x: f64, digits: usize) -> String {
+    let a = x.abs();
+    if a == 0.0 || !a.is_finite() || (1e-3..1e6).contains(&a) {
+        format!("{x:.digits$}")
+    } else {
+        format!("{x:.digits$e}")
+    }
+}
+
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -99,7 +99,7 @@ pub mod solver;
 pub use solver as wave;
 
 pub use device::{Cuda, Hip, MemSpaceCuda, MemSpaceHip};
-pub use error::{Error, Mention, Param, Result, Valid};
+pub use error::{fmt_num, fmt_num_to, Error, Mention, Param, Result, Valid};
 pub use exec::{
     numerics, with_numerics, Arithmetic, ExecutionSpace, Numerics, Rayon, Serial, Subnormals,
 };

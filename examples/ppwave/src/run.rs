@@ -84,6 +84,22 @@ pub fn flag_for(param: &ppstencil::Param) -> Option<&'static str> {
     })
 }
 
+/// The valid range and fix of a library parameter error with every parameter it names
+/// written as its flag: `--dt` as a setting to change, `src-z` where it stands for its
+/// value in a range (empty for other errors).
+fn valid_with_flags(e: &ppstencil::Error) -> String {
+    e.valid_named(|p, as_value| {
+        flag_for(p).map(|f| {
+            if as_value {
+                f.trim_start_matches("--").to_string()
+            } else {
+                f.to_string()
+            }
+        })
+    })
+    .unwrap_or_default()
+}
+
 /// Turns a library parameter error into a [`BadInput`] that names the command-line flag.
 pub fn flag_error(e: ppstencil::Error) -> anyhow::Error {
     match e {
@@ -93,23 +109,49 @@ pub fn flag_error(e: ppstencil::Error) -> anyhow::Error {
             ..
         } => {
             let name = param.to_string();
-            let flag = flag_for(param).unwrap_or(&name);
-            // Parameters named in the text get their flag too: `--dt` as a setting to
-            // change, `src-z` where it stands for its value in a range.
-            let valid = e
-                .valid_named(|p, as_value| {
-                    flag_for(p).map(|f| {
-                        if as_value {
-                            f.trim_start_matches("--").to_string()
-                        } else {
-                            f.to_string()
-                        }
-                    })
-                })
-                .unwrap_or_default();
-            BadInput(format!("invalid {flag} = {value}: {valid}")).into()
+            let flag = match param {
+                // A 3D grid is shown with its three sizes.
+                ppstencil::Param::GridSize if value.matches(" x ").count() == 2 => {
+                    "--nz x --ny x --nx"
+                }
+                _ => flag_for(param).unwrap_or(&name),
+            };
+            BadInput(format!(
+                "invalid {flag} = {value}: {}",
+                valid_with_flags(&e)
+            ))
+            .into()
         }
         other => other.into(),
+    }
+}
+
+/// The error of a run whose simulation stopped with `e`. A parameter the simulator checks
+/// only as it starts is bad input named by its flag: `--time-block` with the value given
+/// (`2:1`), what the grid's stencil needs and the fix (in 3D the blocks' bands are planes
+/// along z). Anything else is "the simulation failed".
+pub(crate) fn simulation_error(e: ppstencil::Error, config: &WaveConfig) -> anyhow::Error {
+    use ppstencil::{Error, Param};
+    match &e {
+        Error::InvalidParameter {
+            param: Param::TimeBlock,
+            value,
+            ..
+        } => {
+            let mut text = format!("{value}: {}", valid_with_flags(&e));
+            if config.dims() == 3 {
+                text = text
+                    .replace("rows", "planes along z")
+                    .replace("row", "plane along z");
+            }
+            BadInput(format!(
+                "invalid --time-block = {}: {text}; or let --time-block auto choose the plan",
+                config.time_block.name()
+            ))
+            .into()
+        }
+        Error::InvalidParameter { .. } => flag_error(e),
+        _ => anyhow::Error::new(e).context("the simulation failed"),
     }
 }
 
@@ -160,6 +202,11 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         .filter(|k| file_json.get(k).is_some() && cli_json.get(k).is_none())
         .collect();
     let origin = |e: anyhow::Error| with_origin(e, &from_file, &args.config);
+    // The cache size blocking and the host kernels read: a bad override is refused here,
+    // before any size is chosen or printed.
+    if let Err(e) = ppstencil::exec::llc_from_env() {
+        return Err(BadInput(e.to_string()).into());
+    }
     if o.ranks_per_shot.is_some() && o.shots.is_none() {
         return Err(BadInput(
             "--ranks-per-shot applies only to a --shots survey: add --shots FILE, or drop \
@@ -331,7 +378,9 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
             // The peak frequency's warnings are about its value; the others' texts name the
             // points they are about.
             match param {
-                ppstencil::Param::PeakFrequency => format!("{flag} = {}: {text}", config.fpeak),
+                ppstencil::Param::PeakFrequency => {
+                    format!("{flag} = {}: {text}", ppstencil::fmt_num(config.fpeak))
+                }
                 _ => format!("{flag}: {text}"),
             }
         })
@@ -802,7 +851,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
                 Some(f) => f.context(
                     "writing a snapshot failed; the run was stopped and its files removed",
                 ),
-                None => anyhow::Error::new(e).context("the simulation failed"),
+                None => simulation_error(e, config),
             });
         }
     };

@@ -112,7 +112,7 @@ pub fn simulate_3d<E: ExecutionSpace, T: Real>(
         Ok(r) => r,
         Err(e) => {
             out.abandon();
-            return Err(anyhow::Error::new(e).context("the simulation failed"));
+            return Err(crate::run::simulation_error(e, config));
         }
     };
     let clip = write_fields_3d(&mut out, config, &p, &v, stats.steps, sim.seismogram())?;

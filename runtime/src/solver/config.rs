@@ -7,6 +7,7 @@ use super::physics::{
     cfl_limit_in, check_space_order, is_normal_in, min_normal, source_sample, DEFAULT_SPACE_ORDER,
 };
 use super::pml::{PmlParams, PML_RADIUS};
+use crate::error::{fmt_num as num, fmt_num_to as num_to};
 use crate::model::VelocityModel;
 use crate::receivers::ReceiverLine;
 use crate::{Error, HostField, MemSpaceHost, Numerics, Param, Real, Result, ScalarField, Valid};
@@ -207,7 +208,7 @@ fn positive_finite(param: Param, v: f64, unit: &str) -> Result<()> {
     } else {
         Err(Error::invalid(
             param,
-            v,
+            num(v),
             format!("must be a finite number greater than 0 {unit}"),
         ))
     }
@@ -359,33 +360,51 @@ impl WaveConfig {
         let r = self.radius();
         let order = self.space_order;
         let min = 2 * r + 1;
+        let dims = self.dims();
+        // 2D grids have rows and columns, 3D grids planes along each axis.
+        let (row, rows, column, columns) = if dims == 3 {
+            (
+                "plane along z",
+                "planes along z",
+                "plane along x",
+                "planes along x",
+            )
+        } else {
+            ("row", "rows", "column", "columns")
+        };
         if self.nz < min {
             return Err(Error::invalid(
                 Param::Nz,
                 self.nz,
-                format!("the order-{order} stencil needs at least {min} rows"),
+                format!("the order-{order} stencil needs at least {min} {rows}"),
             ));
         }
         if self.nx < min {
             return Err(Error::invalid(
                 Param::Nx,
                 self.nx,
-                format!("the order-{order} stencil needs at least {min} columns"),
+                format!("the order-{order} stencil needs at least {min} {columns}"),
             ));
         }
         if self.ny == 0 {
             return Err(Error::invalid(
                 Param::Ny,
                 0,
-                "use ny = 1 for a 2D run, or at least 2r + 1 planes for a 3D run",
+                Valid::new().text("use ").setting(Param::Ny).text(format!(
+                    " = 1 for a 2D run, or at least {min} planes for a 3D run"
+                )),
             ));
         }
-        let dims = self.dims();
         if dims == 3 && self.ny < min {
             return Err(Error::invalid(
                 Param::Ny,
                 self.ny,
-                format!("the order-{order} stencil needs at least {min} planes along y (or ny = 1 for a 2D run)"),
+                Valid::new()
+                    .text(format!(
+                        "the order-{order} stencil needs at least {min} planes along y (or "
+                    ))
+                    .value(Param::Ny)
+                    .text(" = 1 for a 2D run)"),
             ));
         }
         if self.points().is_none() {
@@ -399,7 +418,12 @@ impl WaveConfig {
             return Err(Error::invalid(
                 Param::SourceY,
                 self.src_y,
-                "a source plane along y is for 3D runs: set ny too, or leave src_y at 0",
+                Valid::new()
+                    .text("a source plane along y is for 3D runs: set ")
+                    .setting(Param::Ny)
+                    .text(" too, or leave ")
+                    .setting(Param::SourceY)
+                    .text(" at 0"),
             ));
         }
         if dims == 2 && !self.receivers_3d.is_empty() {
@@ -444,7 +468,7 @@ impl WaveConfig {
             if !(d.is_finite() && d >= 0.0) {
                 return Err(Error::invalid(
                     Param::SourceDelay,
-                    d,
+                    num(d),
                     "must be a finite number of seconds, 0 or more (default 1.5 / fpeak)",
                 ));
             }
@@ -473,10 +497,10 @@ impl WaveConfig {
                 return Err(Error::invalid(
                     Param::TimeBlock,
                     self.time_block.name(),
-                    format!(
-                        "a block cannot hold more steps than the run's nt = {}: use a depth <= {}, or auto",
-                        self.nt, self.nt
-                    ),
+                    Valid::new()
+                        .text("a block cannot hold more steps than the run's ")
+                        .value(Param::Nt)
+                        .text(format!(" = {}: use a depth <= {}, or auto", self.nt, self.nt)),
                 ))
             }
             _ => {}
@@ -490,11 +514,13 @@ impl WaveConfig {
             return Err(Error::invalid(
                 Param::Absorb,
                 self.absorb,
-                format!(
-                    "the absorbing layer must be narrower than half the {} grid: absorb <= {} (or 0 for none)",
-                    self.grid_words(),
-                    (narrow - 1) / 2
-                ),
+                Valid::new()
+                    .text(format!(
+                        "the absorbing layer must be narrower than half the {} grid: ",
+                        self.grid_words()
+                    ))
+                    .value(Param::Absorb)
+                    .text(format!(" <= {} (or 0 for none)", (narrow - 1) / 2)),
             ));
         }
         if self.layer() == Some(Boundary::Pml) {
@@ -504,10 +530,12 @@ impl WaveConfig {
                 return Err(Error::invalid(
                     Param::Absorb,
                     self.absorb,
-                    format!(
-                        "a PML must be wider than the {edge}-cell border its kernels leave at zero: absorb >= {} (20 or more absorb well)",
-                        edge + 1
-                    ),
+                    Valid::new()
+                        .text(format!(
+                            "a PML must be wider than the {edge}-cell border its kernels leave at zero: "
+                        ))
+                        .value(Param::Absorb)
+                        .text(format!(" >= {} (20 or more absorb well)", edge + 1)),
                 ));
             }
         }
@@ -517,7 +545,7 @@ impl WaveConfig {
                 self.src_z,
                 Valid::new()
                     .text(format!(
-                        "the source row must lie inside the order-{order} border of {r} cells: {r} <= "
+                        "the source {row} must lie inside the order-{order} border of {r} cells: {r} <= "
                     ))
                     .value(Param::SourceZ)
                     .text(format!(" < {}", self.nz - r)),
@@ -529,7 +557,7 @@ impl WaveConfig {
                 self.src_x,
                 Valid::new()
                     .text(format!(
-                        "the source column must lie inside the order-{order} border of {r} cells: {r} <= "
+                        "the source {column} must lie inside the order-{order} border of {r} cells: {r} <= "
                     ))
                     .value(Param::SourceX)
                     .text(format!(" < {}", self.nx - r)),
@@ -601,19 +629,22 @@ impl WaveConfig {
             }
         }
         for l in &self.layers {
-            let shown = format!("{}:{}:{}", l.z0, l.z1, l.velocity);
+            let shown = format!("{}:{}:{}", l.z0, l.z1, num(l.velocity));
             if l.z0 >= l.z1 {
                 return Err(Error::invalid(
                     Param::Layer,
                     shown,
-                    "Z0 must be smaller than Z1 (rows [Z0, Z1) get velocity V)",
+                    format!("Z0 must be smaller than Z1 ({rows} [Z0, Z1) get velocity V)"),
                 ));
             }
             if l.z1 > self.nz {
                 return Err(Error::invalid(
                     Param::Layer,
                     shown,
-                    format!("rows must lie in the grid: Z1 <= nz = {}", self.nz),
+                    Valid::new()
+                        .text(format!("{rows} must lie in the grid: Z1 <= "))
+                        .value(Param::Nz)
+                        .text(format!(" = {}", self.nz)),
                 ));
             }
             if !(l.velocity.is_finite() && l.velocity > 0.0) {
@@ -693,10 +724,11 @@ impl WaveConfig {
             if !is_normal_in::<T>(v) {
                 return Err(Error::invalid(
                     param,
-                    v,
+                    num(v),
                     format!(
-                        "the velocity {v} m/s is not a normal {name} number (it would become {}); velocities must lie between {tiny:e} and {:e} m/s in {name}",
-                        T::lit(v).to_f64(),
+                        "the velocity {} m/s is not a normal {name} number (it would become {}); velocities must lie between {tiny:.6e} and {:.6e} m/s in {name}",
+                        num(v),
+                        num(T::lit(v).to_f64()),
                         if name == "f32" { f32::MAX as f64 } else { f64::MAX }
                     ),
                 ));
@@ -710,10 +742,10 @@ impl WaveConfig {
             if !is_normal_in::<T>(x) {
                 return Err(Error::invalid(
                     Param::TimeStep,
-                    self.dt,
+                    num(self.dt),
                     Valid::new()
                         .text(format!(
-                            "{what} = {x:e} underflows in {name} (smallest normal {tiny:e}); use a larger "
+                            "{what} = {x:e} underflows in {name} (smallest normal {tiny:.6e}); use a larger "
                         ))
                         .setting(Param::TimeStep)
                         .text(" or a smaller ")
@@ -745,7 +777,7 @@ impl WaveConfig {
             };
             return Err(Error::invalid(
                 param,
-                value,
+                num(value),
                 format!(
                     "the source wavelet is not finite in {name} at time step {it} (its argument (π fpeak t)² overflows); {fix}"
                 ),
@@ -766,9 +798,11 @@ impl WaveConfig {
             out.push((
                 Param::PeakFrequency,
                 format!(
-                    "the wavelet reaches about 2.5 x fpeak = {fmax:.4e} Hz, whose wavelength at the lowest velocity {low} m/s is {:.4e} m = {ppw:.3} grid points of {} m; at least 2 are needed (use fpeak <= {:.4e} Hz or a finer grid) or the wave is aliased",
+                    "the wavelet reaches about 2.5 x fpeak = {fmax:.4e} Hz, whose wavelength at the lowest velocity {} m/s is {:.4e} m = {} grid points of {} m; at least 2 are needed (use fpeak <= {:.4e} Hz or a finer grid) or the wave is aliased",
+                    num(low),
                     low / fmax,
-                    self.dh,
+                    num_to(ppw, 3),
+                    num(self.dh),
                     low / (2.0 * 2.5 * self.dh)
                 ),
             ));
@@ -788,8 +822,10 @@ impl WaveConfig {
             let src = [self.src_z, self.src_y, self.src_x];
             if let Some(&k) = axes_in(src).first() {
                 let (param, at) = match k {
+                    0 if self.dims() == 3 => (Param::SourceZ, "plane along z"),
                     0 => (Param::SourceZ, "row"),
                     1 => (Param::SourceY, "plane along y"),
+                    _ if self.dims() == 3 => (Param::SourceX, "plane along x"),
                     _ => (Param::SourceX, "column"),
                 };
                 let position = if self.dims() == 3 {
@@ -823,7 +859,7 @@ impl WaveConfig {
                 Param::PeakFrequency,
                 format!(
                     "the wavelet reaches about 2.5 x fpeak = {fmax:.4e} Hz, above the Nyquist frequency 1/(2 dt) = {nyquist:.4e} Hz of dt = {} s (use fpeak <= {:.4e} Hz or a smaller dt)",
-                    self.dt,
+                    num(self.dt),
                     nyquist / 2.5
                 ),
             ));
@@ -838,11 +874,11 @@ impl WaveConfig {
         if cfl > limit {
             return Err(Error::invalid(
                 Param::TimeStep,
-                self.dt,
+                num(self.dt),
                 Valid::new()
                     .text(format!(
-                        "CFL = vmax*dt/dh = {vmax}*{}/{} = {cfl:.4} exceeds the stability limit {limit:.4} of the order-{}{} scheme; use ",
-                        self.dt, self.dh, self.space_order, if self.dims() == 3 { " 3D" } else { "" },
+                        "CFL = vmax*dt/dh = {}*{}/{} = {} exceeds the stability limit {limit:.4} of the order-{}{} scheme; use ",
+                        num(vmax), num(self.dt), num(self.dh), num_to(cfl, 4), self.space_order, if self.dims() == 3 { " 3D" } else { "" },
                     ))
                     .setting(Param::TimeStep)
                     .text(format!(" <= {:.6e} s (or a larger ", limit * self.dh / vmax))
