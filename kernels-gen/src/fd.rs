@@ -239,7 +239,7 @@ fn fornberg_weights(deriv: usize, nodes: &[i64], at: i64) -> Result<Vec<Ratio>, 
 /// Checks a space order: an even integer from [`MIN_ORDER`] to [`MAX_ORDER`]. The error
 /// message says what is wrong and what to write.
 pub fn check_order(order: u64) -> Result<usize, String> {
-    if !(MIN_ORDER..=MAX_ORDER).contains(&order) || order % 2 != 0 {
+    if !(MIN_ORDER..=MAX_ORDER).contains(&order) || !order.is_multiple_of(2) {
         return Err(format!(
             "space order {order} is not supported: use an even order from {MIN_ORDER} to \
              {MAX_ORDER} (2, 4, 6, ..., 16); the stencil radius is order / 2"

@@ -171,7 +171,7 @@ fn parts_of<const D: usize>(p: usize) -> Vec<Option<[usize; D]>> {
             .into_iter()
             .flat_map(|parts| {
                 let left = p / parts.iter().product::<usize>();
-                (1..=left).filter(move |q| left % q == 0).map(move |q| {
+                (1..=left).filter(move |q| left.is_multiple_of(*q)).map(move |q| {
                     let mut next = parts;
                     next[a] = q;
                     next

@@ -309,7 +309,7 @@ mod tests {
     fn npy_reader_parses_a_hand_written_file() {
         let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
         let mut header = header.to_string();
-        while (10 + header.len() + 1) % 64 != 0 {
+        while !(10 + header.len() + 1).is_multiple_of(64) {
             header.push(' ');
         }
         header.push('\n');

@@ -564,7 +564,7 @@ fn a_user_two_level_stencil_runs_blocked() {
             done += k;
         }
         let [a, b] = ring;
-        if steps % 2 == 0 {
+        if steps.is_multiple_of(2) {
             a
         } else {
             b
@@ -647,7 +647,7 @@ fn a_user_3d_stencil_runs_blocked_in_bands_of_planes() {
             done += k;
         }
         let [a, b] = ring;
-        if steps % 2 == 0 {
+        if steps.is_multiple_of(2) {
             a
         } else {
             b

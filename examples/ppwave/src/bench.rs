@@ -19,7 +19,7 @@
 
 use crate::figures::{self, roofline};
 use anyhow::{Context, Result};
-use ppstencil::exec::{cache_sizes, simd, vectorized};
+use ppstencil::exec::{cache_sizes, simd_for, vectorized};
 use ppstencil::launch::{launch_in, Region, Stencil, StencilInfo};
 use ppstencil::solver::blocking::{ring_split, wavefront_tiled, BlockPlan, StepShape, AUTO_DEPTH};
 use ppstencil::solver::TimeBlock;
@@ -45,9 +45,10 @@ pub struct BenchArgs {
     /// rayon, cuda, hip).
     #[arg(long)]
     pub ny: Option<usize>,
-    /// Space order of the 3D fused step (with --ny): even, 2 to 16.
-    #[arg(long, default_value_t = 8)]
-    pub space_order: usize,
+    /// Space order of the 3D fused step (with --ny): even, 2 to 16 [default: 8]. The 2D
+    /// bench measures the order-4 kernels of the paper and refuses it.
+    #[arg(long)]
+    pub space_order: Option<usize>,
     /// Backends to measure, comma-separated: serial, rayon, c (the hand-written C/OpenMP
     /// reference), cuda, hip, or all. Backends without a device are reported and skipped.
     #[arg(long, value_delimiter = ',', default_value = "all")]
@@ -84,6 +85,19 @@ pub struct BenchArgs {
     /// or PNG when the name ends in .png.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Arithmetic of the host kernels, as `ppwave run --numerics` [default: exact].
+    #[arg(long, value_enum)]
+    pub numerics: Option<crate::cli::ArithmeticArg>,
+    /// Subnormals on the host kernels, as `ppwave run --subnormals` [default: flush].
+    #[arg(long, value_enum)]
+    pub subnormals: Option<crate::cli::SubnormalsArg>,
+}
+
+impl BenchArgs {
+    /// The space order of the 3D step: `--space-order`, 8 where it is not given.
+    pub fn space_order_3d(&self) -> usize {
+        self.space_order.unwrap_or(8)
+    }
 }
 
 /// One measured bandwidth figure.
@@ -176,6 +190,13 @@ fn check_writable(flag: &str, path: &std::path::Path) -> Result<()> {
 
 /// Checks the options; returns the selected backends and the thread count.
 fn check(args: &BenchArgs) -> Result<(Vec<&'static str>, usize)> {
+    if let (None, Some(order)) = (args.ny, args.space_order) {
+        bad!(
+            "--space-order {order} applies only to the 3D bench (--ny N): the 2D bench measures \
+             the paper's order-4 kernels; add --ny N to measure the order-{order} 3D step, or \
+             drop --space-order"
+        );
+    }
     let min = 2 * kernels::FdPxx::INFO.radius + 1;
     for (name, n) in [("--nz", args.nz), ("--nx", args.nx)] {
         if n < min {
@@ -599,7 +620,7 @@ fn check_time_block(args: &BenchArgs) -> Result<()> {
         (_, TimeBlock::Off | TimeBlock::Auto) => Ok(()),
         (None, tb) => blocked_plan(tb, args.nz, args.nx).map(|_| ()).map_err(bad),
         (Some(ny), tb) => {
-            let Ok(shape) = step_shape_3d(args.space_order, [args.nz, ny, args.nx]) else {
+            let Ok(shape) = step_shape_3d(args.space_order_3d(), [args.nz, ny, args.nx]) else {
                 return Ok(());
             };
             let llc = cache_sizes().llc;
@@ -657,6 +678,17 @@ fn mib(bytes: usize) -> String {
 
 /// Runs the benchmark and prints the report.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    let numerics = crate::cli::numerics(args.numerics, args.subnormals);
+    ppstencil::with_numerics(numerics, || run_with_numerics(args))
+}
+
+/// The vector unit the host kernels run with under this thread's numerics.
+fn vector_unit() -> &'static str {
+    simd_for(ppstencil::numerics().arithmetic == ppstencil::Arithmetic::Fast).name()
+}
+
+/// [`run`] under the numerics it set.
+fn run_with_numerics(args: &BenchArgs) -> Result<()> {
     let (backends, threads) = check(args)?;
     if let Some(ny) = args.ny {
         return run_3d(args, ny, &backends, threads);
@@ -696,7 +728,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     writeln!(
         out,
         "  vector unit: {}; rayon pool: {threads} threads; {} timed runs after one warm-up, median reported",
-        simd().name(),
+        vector_unit(),
         args.repeat
     )?;
 
@@ -876,7 +908,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let report = json!({
         "grid": { "nz": nz, "nx": nx, "element": "f32", "field_bytes": field_bytes },
         "cache": { "l1d_bytes": cache.l1d, "l2_bytes": cache.l2, "llc_bytes": cache.llc, "detected": cache.detected, "llc_source": cache.llc_source.to_string() },
-        "simd": simd().name(),
+        "simd": vector_unit(),
+        "numerics": { "arithmetic": ppstencil::numerics().arithmetic.name(), "subnormals": ppstencil::numerics().subnormals.name() },
         "threads": threads,
         "repeat": args.repeat,
         "bandwidth_bytes_counted": counting,
@@ -987,7 +1020,7 @@ fn roofline_figure(bandwidth: &[Bandwidth], rows: &[KernelRow]) -> roofline::Roo
              multiplies and adds (no FMA, like the kernels;\n\
              vector unit: {}). AI = flop / compulsory bytes\n\
              (fields read + written, from the stencil IR).",
-            simd().name()
+            vector_unit()
         ),
         roofs,
         points,
@@ -1068,7 +1101,7 @@ fn step_shape_3d(order: usize, [nz, ny, nx]: [usize; 3]) -> Result<StepShape> {
 /// step of `--space-order` on each backend, with the IR's bytes and flops per point and the
 /// % of the triad measured in this run.
 fn run_3d(args: &BenchArgs, ny: usize, backends: &[&'static str], threads: usize) -> Result<()> {
-    let (nz, nx, order) = (args.nz, args.nx, args.space_order);
+    let (nz, nx, order) = (args.nz, args.nx, args.space_order_3d());
     ppstencil::solver::check_space_order(order)
         .map_err(|e| crate::BadInput(format!("--space-order {order}: {e}")))?;
     let name = format!("fd_step_3d_{order}");

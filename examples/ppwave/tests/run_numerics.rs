@@ -11,11 +11,21 @@ use std::process::Command;
 /// Runs the small problem (2D, or 3D with `--ny 12`) for `nt` steps with `extra` flags and
 /// `PPSTENCIL_SIMD=simd` (when given); returns the final wavefield as f64 and run.json.
 fn run(name: &str, nt: &str, simd: Option<&str>, extra: &[&str]) -> (Vec<f64>, serde_json::Value) {
+    run_problem(name, &[SMALL, &["--nt", nt]].concat(), simd, extra)
+}
+
+/// Runs `ppwave run` with the `problem` flags, then `extra`, under `PPSTENCIL_SIMD=simd`
+/// (when given); returns the final wavefield as f64 and run.json.
+fn run_problem(
+    name: &str,
+    problem: &[&str],
+    simd: Option<&str>,
+    extra: &[&str],
+) -> (Vec<f64>, serde_json::Value) {
     let out = scratch(name);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ppwave"));
-    cmd.arg("run").args(SMALL).args(["--nt", nt]);
-    cmd.args(["--out", out.to_str().expect("utf-8 path")])
-        .args(extra);
+    cmd.arg("run").args(problem).args(extra);
+    cmd.args(["--out", out.to_str().expect("utf-8 path")]);
     if let Some(level) = simd {
         cmd.env("PPSTENCIL_SIMD", level);
     }
@@ -161,37 +171,11 @@ fn fast_arithmetic_is_one_result_per_instruction_set_and_close_to_exact() {
 #[test]
 fn flushing_removes_the_subnormals_that_keeping_leaves() {
     let subnormal = |v: &f64| (*v as f32).is_subnormal();
-    let run = |name: &str, mode: &str| {
-        let out = scratch(name);
-        let o = ppwave(&[
-            "run",
-            "--nz",
-            "100",
-            "--nx",
-            "100",
-            "--nt",
-            "20",
-            "--dt",
-            "0.001",
-            "--dh",
-            "10",
-            "--src-z",
-            "50",
-            "--src-x",
-            "50",
-            "--fpeak",
-            "25",
-            "--vmin",
-            "2000",
-            "--subnormals",
-            mode,
-            "--out",
-            out.to_str().expect("utf-8 path"),
-        ]);
-        assert_ok(&o);
-        let (_, p) = parse_npy(&out.join("wavefield.npy"));
-        (p, read_json(&out.join("run.json")))
-    };
+    let problem = [
+        "--nz", "100", "--nx", "100", "--nt", "20", "--dt", "0.001", "--dh", "10", "--src-z", "50",
+        "--src-x", "50", "--fpeak", "25", "--vmin", "2000",
+    ];
+    let run = |name: &str, mode: &str| run_problem(name, &problem, None, &["--subnormals", mode]);
     let (kept, _) = run("keep", "keep");
     let (flushed, json) = run("flush", "flush");
     assert_eq!(json["numerics"]["subnormals"], "flush");

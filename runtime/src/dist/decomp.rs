@@ -104,7 +104,7 @@ impl<const D: usize> Decomposition<D> {
                 f(parts);
                 return;
             }
-            for p in (1..=left).filter(|p| left % p == 0) {
+            for p in (1..=left).filter(|p| left.is_multiple_of(*p)) {
                 parts[a] = p;
                 visit(a + 1, left / p, parts, f);
             }

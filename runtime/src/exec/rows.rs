@@ -416,7 +416,7 @@ impl<T: Real> RowOutput<'_, '_, T> {
         }
         let size = std::mem::size_of::<T>().max(1);
         let addr = self.row.as_ptr() as usize;
-        let head = if self.stream.is_some() && addr % size == 0 {
+        let head = if self.stream.is_some() && addr.is_multiple_of(size) {
             (addr.next_multiple_of(64) - addr) / size
         } else {
             0
@@ -536,7 +536,7 @@ fn stream_copy<T: Real>(stream: Stream<'_>, dst: &mut [T], src: &[T]) {
     {
         let size = std::mem::size_of::<T>();
         let addr = dst.as_ptr() as usize;
-        if size > 0 && 64 % size == 0 && addr % size == 0 && dst.len() == src.len() {
+        if size > 0 && 64 % size == 0 && addr.is_multiple_of(size) && dst.len() == src.len() {
             let head = ((addr.next_multiple_of(64) - addr) / size).min(dst.len());
             let lines = (dst.len() - head) * size / 64;
             let end = head + lines * 64 / size;

@@ -51,8 +51,8 @@
 
 use super::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
-use super::physics::{absorbing_eta, layer_depth};
 use super::pml::layer_boxes;
+use super::simulator::sponge_eta;
 use crate::kernels::adjoint::{fd_adjoint_image_nd, fd_adjoint_kq_nd, fd_adjoint_step_nd};
 use crate::launch::launch_in_region;
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
@@ -465,36 +465,6 @@ fn check_config<T: Real, const D: usize>(c: &WaveConfig) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// The sponge's damping `eta` of `c` on the host (the same values as the simulator's): the
-/// depths into the layer along each axis add their contributions.
-fn sponge_eta<T: Real, const D: usize>(
-    c: &WaveConfig,
-    velocity: &HostFieldN<T, D>,
-    shape: [usize; D],
-) -> Result<HostFieldN<T, D>> {
-    let mut host = HostFieldN::<T, D>::zeros(shape)?;
-    for (k, (e, v)) in host
-        .as_mut_slice()
-        .iter_mut()
-        .zip(velocity.as_slice())
-        .enumerate()
-    {
-        let mut rest = k;
-        let mut index = [0usize; D];
-        for a in (0..D).rev() {
-            index[a] = rest % shape[a];
-            rest /= shape[a];
-        }
-        let vel = v.to_f64();
-        let sum = (0..D).fold(0.0, |acc, a| {
-            let depth = layer_depth(index[a], shape[a], c.absorb);
-            acc + absorbing_eta(depth, c.absorb, vel, c.dh, c.dt)
-        });
-        *e = T::lit(sum);
-    }
-    Ok(host)
 }
 
 /// Reads `p` at the flat indices `points` into `out`: in place for host memory, else through

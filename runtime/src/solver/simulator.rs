@@ -227,7 +227,7 @@ fn check_finite<M: MemorySpace, T: Real, const D: usize>(
     c: &WaveConfig,
     step: usize,
 ) -> Result<()> {
-    let whole = step % FINITE_CHECK_EVERY == 0 || step == c.nt;
+    let whole = step.is_multiple_of(FINITE_CHECK_EVERY) || step == c.nt;
     let first_bad = |values: &[T]| values.iter().position(|v| !v.to_f64().is_finite());
     let at = |k: usize| position_words(k, [c.nz, c.ny, c.nx], c.dims());
     if let Some(host) = (p as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
@@ -582,29 +582,9 @@ where
             }
         };
         let shape = self.shape();
-        let eta = match (&v_host, c.absorb) {
-            (Some(vh), width) if c.layer() == Some(Boundary::Sponge) => {
-                let mut host = HostFieldN::<T, D>::zeros(shape)?;
-                for (k, (e, v)) in host
-                    .as_mut_slice()
-                    .iter_mut()
-                    .zip(vh.as_slice())
-                    .enumerate()
-                {
-                    // The depths along each axis add their contributions (z, then y, x).
-                    let mut rest = k;
-                    let mut index = [0usize; D];
-                    for a in (0..D).rev() {
-                        index[a] = rest % shape[a];
-                        rest /= shape[a];
-                    }
-                    let vel = v.to_f64();
-                    let sum = (0..D).fold(0.0, |acc, a| {
-                        let depth = layer_depth(index[a], shape[a], width);
-                        acc + absorbing_eta(depth, width, vel, c.dh, c.dt)
-                    });
-                    *e = T::lit(sum);
-                }
+        let eta = match &v_host {
+            Some(vh) if c.layer() == Some(Boundary::Sponge) => {
+                let host = sponge_eta(&c, vh, shape)?;
                 Some(ScalarField::<E::Memory, T, D>::from_host(&host)?)
             }
             _ => None,
@@ -1267,4 +1247,34 @@ mod tests {
         let e = VelocityModel::new(3, 4, vec![1.0; 11]).expect_err("wrong length");
         assert!(e.to_string().contains("11 values"), "{e}");
     }
+}
+
+/// The sponge's damping `eta` of `c` on the host (also the adjoint's): the
+/// depths into the layer along each axis add their contributions.
+pub(crate) fn sponge_eta<T: Real, const D: usize>(
+    c: &WaveConfig,
+    velocity: &HostFieldN<T, D>,
+    shape: [usize; D],
+) -> Result<HostFieldN<T, D>> {
+    let mut host = HostFieldN::<T, D>::zeros(shape)?;
+    for (k, (e, v)) in host
+        .as_mut_slice()
+        .iter_mut()
+        .zip(velocity.as_slice())
+        .enumerate()
+    {
+        let mut rest = k;
+        let mut index = [0usize; D];
+        for a in (0..D).rev() {
+            index[a] = rest % shape[a];
+            rest /= shape[a];
+        }
+        let vel = v.to_f64();
+        let sum = (0..D).fold(0.0, |acc, a| {
+            let depth = layer_depth(index[a], shape[a], c.absorb);
+            acc + absorbing_eta(depth, c.absorb, vel, c.dh, c.dt)
+        });
+        *e = T::lit(sum);
+    }
+    Ok(host)
 }
