@@ -1,8 +1,8 @@
 //! Messages speak the user's terms: a library error names the flag typed (`--src-y`, not
 //! `src_y`), 3D messages speak of planes and give all three sizes, numbers are printed
 //! short, a bad `PPSTENCIL_LLC` fails before any size is chosen, an invalid `--time-block`
-//! in a run names the flag, the value and the fix. Every refusal exits 2 and leaves no
-//! output.
+//! in a run names the flag, the value and the fix, and the 2D bench refuses
+//! `--space-order`. Every refusal exits 2 and leaves no output.
 
 mod common;
 
@@ -221,4 +221,28 @@ fn an_invalid_time_block_names_the_flag_the_value_and_the_fix() {
             assert!(!text.contains(" row"), "{text}");
         }
     }
+}
+#[test]
+fn the_2d_bench_refuses_space_order() {
+    let o = ppwave(&[
+        "bench",
+        "--nz",
+        "24",
+        "--nx",
+        "40",
+        "--repeat",
+        "1",
+        "--backend",
+        "serial",
+        "--space-order",
+        "8",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_mentions(&err, &["--space-order 8", "--ny N", "drop --space-order"]);
+    assert!(
+        o.stdout.is_empty(),
+        "nothing runs: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }
