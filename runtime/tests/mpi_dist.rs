@@ -171,11 +171,13 @@ fn parts_of<const D: usize>(p: usize) -> Vec<Option<[usize; D]>> {
             .into_iter()
             .flat_map(|parts| {
                 let left = p / parts.iter().product::<usize>();
-                (1..=left).filter(move |q| left.is_multiple_of(*q)).map(move |q| {
-                    let mut next = parts;
-                    next[a] = q;
-                    next
-                })
+                (1..=left)
+                    .filter(move |q| left.is_multiple_of(*q))
+                    .map(move |q| {
+                        let mut next = parts;
+                        next[a] = q;
+                        next
+                    })
             })
             .collect();
     }

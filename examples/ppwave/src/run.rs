@@ -773,7 +773,11 @@ pub(crate) fn time_blocking_json(
             .iter()
             .map(|t| {
                 let ms = t.per_step.map(|d| d.as_secs_f64() * 1e3);
-                serde_json::json!({"band": t.plan.band, "ms_per_step": ms, "blocks": t.blocks})
+                if t.plan.is_unblocked() {
+                    serde_json::json!({"unblocked": true, "ms_per_step": ms, "blocks": t.blocks})
+                } else {
+                    serde_json::json!({"band": t.plan.band, "ms_per_step": ms, "blocks": t.blocks})
+                }
             })
             .collect()
     });

@@ -897,6 +897,36 @@ where
     }
 }
 
+/// The sponge's damping `eta` of `c` on the host (also the adjoint's): the
+/// depths into the layer along each axis add their contributions.
+pub(crate) fn sponge_eta<T: Real, const D: usize>(
+    c: &WaveConfig,
+    velocity: &HostFieldN<T, D>,
+    shape: [usize; D],
+) -> Result<HostFieldN<T, D>> {
+    let mut host = HostFieldN::<T, D>::zeros(shape)?;
+    for (k, (e, v)) in host
+        .as_mut_slice()
+        .iter_mut()
+        .zip(velocity.as_slice())
+        .enumerate()
+    {
+        let mut rest = k;
+        let mut index = [0usize; D];
+        for a in (0..D).rev() {
+            index[a] = rest % shape[a];
+            rest /= shape[a];
+        }
+        let vel = v.to_f64();
+        let sum = (0..D).fold(0.0, |acc, a| {
+            let depth = layer_depth(index[a], shape[a], c.absorb);
+            acc + absorbing_eta(depth, c.absorb, vel, c.dh, c.dt)
+        });
+        *e = T::lit(sum);
+    }
+    Ok(host)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1247,34 +1277,4 @@ mod tests {
         let e = VelocityModel::new(3, 4, vec![1.0; 11]).expect_err("wrong length");
         assert!(e.to_string().contains("11 values"), "{e}");
     }
-}
-
-/// The sponge's damping `eta` of `c` on the host (also the adjoint's): the
-/// depths into the layer along each axis add their contributions.
-pub(crate) fn sponge_eta<T: Real, const D: usize>(
-    c: &WaveConfig,
-    velocity: &HostFieldN<T, D>,
-    shape: [usize; D],
-) -> Result<HostFieldN<T, D>> {
-    let mut host = HostFieldN::<T, D>::zeros(shape)?;
-    for (k, (e, v)) in host
-        .as_mut_slice()
-        .iter_mut()
-        .zip(velocity.as_slice())
-        .enumerate()
-    {
-        let mut rest = k;
-        let mut index = [0usize; D];
-        for a in (0..D).rev() {
-            index[a] = rest % shape[a];
-            rest /= shape[a];
-        }
-        let vel = v.to_f64();
-        let sum = (0..D).fold(0.0, |acc, a| {
-            let depth = layer_depth(index[a], shape[a], c.absorb);
-            acc + absorbing_eta(depth, c.absorb, vel, c.dh, c.dt)
-        });
-        *e = T::lit(sum);
-    }
-    Ok(host)
 }
