@@ -206,10 +206,7 @@ mod with_mpi {
                     &e.context("writing a snapshot failed; the run was stopped"),
                 )
             }
-            Err(e) => abort(
-                world,
-                &anyhow::Error::new(e).context("the simulation failed"),
-            ),
+            Err(e) => abort(world, &crate::run::simulation_error(e, config)),
         };
         let run_stats = RunStats {
             steps: stats.steps,
