@@ -35,6 +35,17 @@ fn run_problem(
     (p, read_json(&out.join("run.json")))
 }
 
+/// Keeps `p` as the first result, or asserts it has the first result's bits.
+fn same_as_first(first: &mut Option<Vec<f64>>, p: Vec<f64>, what: &str) {
+    match first {
+        None => *first = Some(p),
+        Some(f) => assert!(
+            f.iter().zip(&p).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{what}: differs from the first run"
+        ),
+    }
+}
+
 const LEVELS: [Option<&str>; 4] = [None, Some("baseline"), Some("avx2"), Some("avx512")];
 
 #[test]
@@ -73,13 +84,8 @@ fn exact_arithmetic_is_the_same_bits_on_every_instruction_set_backend_and_schedu
                         json["numerics"]["simd"], "avx512",
                         "exact runs 256 bits at most"
                     );
-                    match &reference {
-                        None => reference = Some(p),
-                        Some(r) => assert!(
-                            r.iter().zip(&p).all(|(a, b)| a.to_bits() == b.to_bits()),
-                            "{dims} {subnormals} {simd:?} {schedule:?} differs from the first run"
-                        ),
-                    }
+                    let what = format!("{dims} {subnormals} {simd:?} {schedule:?}");
+                    same_as_first(&mut reference, p, &what);
                 }
             }
         }
@@ -152,13 +158,8 @@ fn fast_arithmetic_is_one_result_per_instruction_set_and_close_to_exact() {
                         "{precision} {simd:?}: {worst:e} vs peak {peak:e}"
                     );
                 }
-                match &first {
-                    None => first = Some(p),
-                    Some(f) => assert!(
-                        f.iter().zip(&p).all(|(a, b)| a.to_bits() == b.to_bits()),
-                        "{precision} {simd:?} {schedule:?}: backends differ in fast mode"
-                    ),
-                }
+                let what = format!("fast {precision} {simd:?} {schedule:?}");
+                same_as_first(&mut first, p, &what);
             }
         }
     }
