@@ -118,26 +118,27 @@ fn terms(e: &Expr) -> Vec<(f64, &Expr)> {
     out
 }
 
-/// The terms of the sum `e`, taken out of it (left to right, as [`terms`] lists them).
-fn take_terms(mut e: Expr) -> Vec<(f64, Expr)> {
+/// The terms of the sum `e`, taken out of it (left to right, as [`terms`] lists them; their
+/// signs are [`terms`]' business).
+fn take_terms(e: Expr) -> Vec<Expr> {
     let take = |b: &mut Box<Expr>| std::mem::replace(&mut **b, Expr::Lit(0.0));
     let mut out = Vec::new();
-    let mut stack = vec![(1.0, std::mem::replace(&mut e, Expr::Lit(0.0)))];
-    while let Some((sign, mut e)) = stack.pop() {
+    let mut stack = vec![e];
+    while let Some(mut e) = stack.pop() {
         match &mut e {
-            Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-                let s = if *op == BinOp::Add { sign } else { -sign };
-                stack.push((s, take(b)));
-                stack.push((sign, take(a)));
+            Expr::Binary(BinOp::Add | BinOp::Sub, a, b) => {
+                stack.push(take(b));
+                stack.push(take(a));
             }
-            Expr::Neg(a) => stack.push((-sign, take(a))),
-            _ => out.push((sign, e)),
+            Expr::Neg(a) => stack.push(take(a)),
+            _ => out.push(e),
         }
     }
     out
 }
 
-/// A term after collecting: its coefficient and its rest (`None` for the constant term).
+/// A term after collecting like terms: its summed coefficient, where its rest is, and
+/// whether it is the constant term.
 struct Collected {
     coef: f64,
     /// Index of the term, in the order [`terms`] lists them, whose rest this is.
@@ -158,7 +159,6 @@ fn plan(terms: &[(f64, &Expr)], folded: bool) -> Option<Plan> {
     let mut collected: Vec<Collected> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut merged = false;
-    let mut constants = 0;
     for (k, &(sign, e)) in terms.iter().enumerate() {
         let (c, rest, constant) = match e {
             Expr::Lit(v) => (sign * v, e, true),
@@ -167,7 +167,6 @@ fn plan(terms: &[(f64, &Expr)], folded: bool) -> Option<Plan> {
                 (sign * c, rest, false)
             }
         };
-        constants += usize::from(constant);
         let key = if constant { String::new() } else { key(rest) };
         match by_key.get(&key) {
             Some(&i) => {
@@ -204,7 +203,8 @@ fn plan(terms: &[(f64, &Expr)], folded: bool) -> Option<Plan> {
         }
     }
     let factored = groups.iter().any(|g| g.len() > 1);
-    (folded || merged || factored || constants > 1).then_some(Plan { collected, groups })
+    // Two constants are like terms: `merged` covers them.
+    (folded || merged || factored).then_some(Plan { collected, groups })
 }
 
 fn simplify_sum(e: &mut Expr) {
@@ -232,7 +232,7 @@ fn simplify_sum(e: &mut Expr) {
     };
     let mut rests: Vec<Option<Expr>> = take_terms(std::mem::replace(e, Expr::Lit(0.0)))
         .into_iter()
-        .map(|(_, t)| Some(t))
+        .map(Some)
         .collect();
     let mut take_rest = |k: usize| -> Expr {
         let mut t = rests[k].take().expect("each term is used once");

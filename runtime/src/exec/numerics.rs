@@ -118,11 +118,11 @@ pub(crate) struct FlushScope {
 }
 
 impl FlushScope {
-    /// Sets the flush mode if `subnormals` asks for it (else does nothing).
+    /// Sets the flush mode if `flush` (else does nothing).
     #[inline(always)]
-    pub(crate) fn enter(subnormals: Subnormals) -> FlushScope {
+    pub(crate) fn enter(flush: bool) -> FlushScope {
         FlushScope {
-            saved: (subnormals == Subnormals::Flush).then(fpu::flush),
+            saved: flush.then(fpu::flush),
         }
     }
 }
@@ -211,11 +211,11 @@ mod tests {
     fn flush_scope_flushes_subnormals_and_restores_the_mode() {
         assert_eq!(halved_min_positive(), f32::MIN_POSITIVE / 2.0);
         {
-            let _keep = FlushScope::enter(Subnormals::Keep);
+            let _keep = FlushScope::enter(false);
             assert!(halved_min_positive() > 0.0);
         }
         {
-            let _flush = FlushScope::enter(Subnormals::Flush);
+            let _flush = FlushScope::enter(true);
             if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
                 assert_eq!(halved_min_positive(), 0.0);
                 // Inputs too: a subnormal operand reads as zero.

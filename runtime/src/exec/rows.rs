@@ -215,11 +215,7 @@ pub fn run_rows<R>(plan: RowPlan, f: impl for<'s> FnOnce(RowMode<'s>) -> R) -> R
     // `inline(always)` on the closures: each must be inlined into `vectorized`'s AVX2 copy,
     // or what it calls is compiled for the baseline vector unit (LLVM outlined them for the
     // PML's kernels, whose many fields make the body large).
-    let _flush = FlushScope::enter(if plan.flush {
-        Subnormals::Flush
-    } else {
-        Subnormals::Keep
-    });
+    let _flush = FlushScope::enter(plan.flush);
     vectorized(
         plan.fused,
         #[inline(always)]

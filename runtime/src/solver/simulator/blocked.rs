@@ -246,11 +246,12 @@ where
         }
     }
 
-    /// `k >= 1` calls of [`step`](Self::step); the index of the last.
+    /// `k >= 1` steps as [`step`](Self::step) runs them, under the numerics
+    /// [`step_block`](Self::step_block) set; the index of the last.
     fn steps(&mut self, k: usize) -> Result<usize> {
-        let mut last = self.step()?;
+        let mut last = self.step_in_place()?;
         for _ in 1..k {
-            last = self.step()?;
+            last = self.step_in_place()?;
         }
         Ok(last)
     }
