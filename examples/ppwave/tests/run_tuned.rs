@@ -107,3 +107,38 @@ fn a_short_run_or_a_fixed_band_is_not_tuned() {
         assert_eq!(tb["band_rows"], band, "{name}: {tb}");
     }
 }
+
+/// A 3D grid whose planes are too large for whole-plane bands under `PPSTENCIL_LLC=2M`, so
+/// `auto` plans tiles of y: a run too short to time the tiled plan against the unblocked step
+/// runs unblocked and says why; a long one times both (two candidates in run.json). Both give
+/// `--time-block off`'s wavefield bit for bit.
+#[test]
+fn a_tiled_auto_plan_is_kept_only_where_it_was_timed() {
+    let args = |nt: usize, tb: &str| -> Vec<String> {
+        format!(
+            "--nz 60 --ny 64 --nx 64 --src-z 30 --src-y 32 --src-x 32 --receivers 40:32:2:61:4 \
+             --nt {nt} --dt 0.001 --dh 10 --vmin 2000 --backend rayon --threads 2 --time-block {tb}"
+        )
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+    };
+    for (nt, candidates) in [(20, 0), (200, 2)] {
+        let (p0, s0, _) = run(&scratch(&format!("tiled-off-{nt}")), &args(nt, "off"));
+        let (p1, s1, json) = run(&scratch(&format!("tiled-auto-{nt}")), &args(nt, "auto"));
+        let tb = &json["time_blocking"];
+        let what = tb["what"].as_str().expect("what");
+        if candidates == 0 {
+            assert_eq!(tb["blocked"], false, "{tb}");
+            assert!(what.contains("a tiled plan is kept only"), "{what}");
+            assert_eq!(tb["band_trials"], serde_json::Value::Null, "{tb}");
+        } else {
+            let trials = tb["band_trials"].as_array().expect("band_trials");
+            assert_eq!(trials.len(), candidates, "{tb}");
+            assert_eq!(trials[1]["unblocked"], true, "{tb}");
+        }
+        assert!(p0.iter().any(|&v| v != 0.0));
+        assert!(bits(&p0) == bits(&p1), "{nt} steps: wavefield");
+        assert!(bits(&s0) == bits(&s1), "{nt} steps: seismogram");
+    }
+}

@@ -34,11 +34,14 @@ pub const MAX_ROWS_AHEAD: usize = 8;
 /// Whether the generated row loops prefetch ahead for a launch over `grid` touching `fields`
 /// fields of `T`: only when those fields do not fit the last-level cache. On cache-resident
 /// grids the hardware keeps up and the prefetch instructions only cost issue slots (about
-/// 10 % on 1001 x 1001). `PPSTENCIL_PREFETCH=on|off` overrides the choice (for comparisons).
+/// 10 % on 1001 x 1001). A 3D launch never prefetches: its y-blocks keep the planes it
+/// re-reads in L2 ([`y_block`]), and the hardware prefetchers follow its few remaining streams
+/// (see `docs/design/0009-host-row-loops.md`). `PPSTENCIL_PREFETCH=on|off` overrides the
+/// choice (for comparisons).
 pub fn prefetch_pays<T>(grid: &Region, fields: usize) -> bool {
     static FORCED: OnceLock<Option<bool>> = OnceLock::new();
     let forced = *FORCED.get_or_init(|| forced_switch("PPSTENCIL_PREFETCH"));
-    forced.unwrap_or_else(|| exceeds_llc::<T>(grid, fields))
+    forced.unwrap_or_else(|| !is_3d(grid) && exceeds_llc::<T>(grid, fields))
 }
 
 /// Whether the generated row loops write their `out` fields with non-temporal (streaming)
@@ -49,12 +52,19 @@ pub fn prefetch_pays<T>(grid: &Region, fields: usize) -> bool {
 /// reads one field and writes one moves 12 bytes per `f32` point instead of 8; streaming
 /// stores write whole cache lines to memory without reading them. On cache-resident grids
 /// they would push the result out of the cache the next kernel reads it from, so they stay
-/// off there. `PPSTENCIL_STREAM=on|off` overrides the choice (for comparisons). Streaming
-/// also needs AVX2 (see [`simd`]); elsewhere the plan's `stream` has no effect.
+/// off there, and a 3D launch (whose y-blocks write a few rows per plane) writes through the
+/// cache too: measured faster there. `PPSTENCIL_STREAM=on|off` overrides the choice (for
+/// comparisons). Streaming also needs AVX2 (see [`simd`]); elsewhere the plan's `stream` has
+/// no effect.
 pub fn stream_pays<T>(grid: &Region, fields: usize) -> bool {
     static FORCED: OnceLock<Option<bool>> = OnceLock::new();
     let forced = *FORCED.get_or_init(|| forced_switch("PPSTENCIL_STREAM"));
-    forced.unwrap_or_else(|| exceeds_llc::<T>(grid, fields))
+    forced.unwrap_or_else(|| !is_3d(grid) && exceeds_llc::<T>(grid, fields))
+}
+
+/// Whether `grid` has more than one row per plane (a 3D launch, blocked along y).
+fn is_3d(grid: &Region) -> bool {
+    grid.shape[1] > 1
 }
 
 /// `Some(true)` / `Some(false)` when the environment variable `name` is `on` / `off`.
@@ -81,13 +91,10 @@ fn exceeds_llc<T>(grid: &Region, fields: usize) -> bool {
 
 /// Rows (numbered `z * ny + y`) per y-block of a 3D launch over `grid` by a stencil of z
 /// radius `rz` touching `fields` fields of `T`: as many as keep the `2 rz + 1` planes' rows
-/// the block reads, of every field, in a quarter of the last-level cache (room for two
-/// threads' blocks and the streams passing through), at least one. The planes are re-read
-/// from the LLC rather than L2: on a shared 2-core EPYC (1 MiB L2, 32 MiB L3), a serial f32
-/// order-8 step `2p - pold + k ∇²p` took 103 ms at 400³ with these blocks and 202 ms with
-/// whole planes, and L2-sized blocks were slower than whole planes at 256³ (45 vs 40 ms;
-/// noisy figures). Blocking changes only the order in which points are computed, never their
-/// arithmetic.
+/// the block reads, of every field, in one core's L2 cache, and at least `4 rz` (so that the
+/// rows a block re-reads beyond its edges stay under half of its own). Each plane is then
+/// read from memory once per step and the re-reads along z come from L2. Blocking changes
+/// only the order in which points are computed, never their arithmetic.
 /// `PPSTENCIL_Y_BLOCK=N` fixes it to `N` rows (for measurements).
 pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
     static FORCED: OnceLock<Option<usize>> = OnceLock::new();
@@ -101,7 +108,7 @@ pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
         return n;
     }
     let row_bytes = grid.nx().max(1) * fields.max(1) * std::mem::size_of::<T>().max(1);
-    (cache_sizes().llc / 4 / ((2 * rz + 1) * row_bytes)).max(1)
+    (cache_sizes().l2 / ((2 * rz + 1) * row_bytes)).max(4 * rz).max(1)
 }
 
 /// The runs of consecutive rows (flat row numbers `z * ny + y`, each run contiguous in

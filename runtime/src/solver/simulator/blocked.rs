@@ -87,7 +87,19 @@ where
             }
             _ => None,
         };
-        Ok((blocking, tuner))
+        // A tiled plan re-reads its skewed halo and wins or loses against the unblocked step
+        // by a few per cent either way: `auto` keeps it only in a run long enough to time both.
+        match (&blocking, &tuner, c.time_block) {
+            (Blocking::On(plan), None, TimeBlock::Auto) if plan.tile.is_some() => Ok((
+                Blocking::Off(
+                    "auto: a tiled plan is kept only where the run is long enough to time it \
+                     against one step per pass"
+                        .into(),
+                ),
+                None,
+            )),
+            _ => Ok((blocking, tuner)),
+        }
     }
 
     /// [`plan_blocking`](Self::plan_blocking)'s plan, before tuning.
