@@ -181,6 +181,13 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
         M::copy_from_host(&mut self.buf, src)
     }
 
+    /// The elements, row-major, when the field lies in host memory; `None` in device memory
+    /// (see [`MemorySpace::host_slice`]). Generic code reads a host field in place this way
+    /// and copies only a device field.
+    pub fn host_values(&self) -> Option<&[T]> {
+        M::host_slice(&self.buf)
+    }
+
     /// Copies this field into a host slice of exactly [`len`](Self::len) elements.
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         check_copy_len("ScalarField::copy_to_host", self.len(), dst.len())?;

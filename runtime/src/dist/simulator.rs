@@ -304,7 +304,7 @@ where
                         .filter(|b| !is_empty(&b.region))
                         .collect()
                 };
-                Some(Pml::<MemSpaceHost, T, D>::prepare_part(
+                Some(Pml::<E, T, D>::prepare_part(
                     &c,
                     &v,
                     &side_velocities(shape, c.absorb, |g| {

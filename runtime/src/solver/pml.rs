@@ -32,7 +32,6 @@ use super::dims::{Dims, WaveKernels};
 use crate::launch::{Arg, GroupPlan};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use smallvec::{smallvec, SmallVec};
-use std::any::Any;
 use std::ops::Range;
 
 /// Default target reflection coefficient `R` of the PML (amplitude, normal incidence).
@@ -296,12 +295,12 @@ fn depth(i: usize, n: usize, width: usize) -> usize {
 /// grid row (the x faces cost half as much). The 1D profiles spare the faces streaming `a`
 /// and `b` at every point of the slab, about 2.5 % of the rigid step on the paper grid
 /// (`docs/design/0012-pml-storage-and-profiles.md`).
-pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
+pub(crate) struct Pml<E: ExecutionSpace, T: Real, const D: usize> {
     /// Index `2 k + side` (side 0 low, 1 high); `None` where a part of the grid (a rank's
     /// fields in a distributed run) does not reach that side's slab.
-    layer: Vec<Option<LayerFields<M, T, D>>>,
+    layer: Vec<Option<LayerFields<E::Memory, T, D>>>,
     /// `(dt/dh)² v²` for the split kernels (the fused step brings its own).
-    kv2: Option<ScalarField<M, T, D>>,
+    kv2: Option<ScalarField<E::Memory, T, D>>,
     /// Where `psi` is computed: the boxes of the layer ([`pml_boxes`]), or for a part of
     /// the grid the layer's boxes cut to the part's points and the [`PML_RADIUS`] cells
     /// around them.
@@ -309,15 +308,17 @@ pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     /// Where `zeta` and the pressure are updated: the boxes of the layer, inside the
     /// interior's zero border (for a part of the grid, cut to its points).
     boxes: Vec<PmlBox<D>>,
-    /// The checked launches of [`step`](Self::step) (`[GroupPlan<E, T, D>; 2]` for its
-    /// execution space `E`), per range of the second axis and interior step it was called
+    /// The checked launches of [`step`](Self::step), per range of the second axis and interior step it was called
     /// with: one serves every band of a 2D blocked run (each band launches it on its rows),
     /// one per tile in 3D. Checking the groups at every call costs 3-4 % of the step on
     /// two threads, and a plan per band, each cold by the time its band comes round again,
     /// about 2 % more (`docs/design/0012-pml-storage-and-profiles.md`). At most
     /// [`MAX_PLANS`] are kept.
-    plans: Vec<(PlanKey<D>, Box<dyn Any + Send + Sync>)>,
+    plans: Vec<(PlanKey<D>, Plans<E, T, D>)>,
 }
+
+/// The two groups of one call of [`Pml::step`], checked.
+type Plans<E, T, const D: usize> = [GroupPlan<E, T, D>; 2];
 
 /// What [`Pml::step`]'s groups depend on besides the fields' shapes: the range of the second
 /// axis (`PmlRows`' columns, or rows in 3D) and the interior step's space order and box, the
@@ -366,7 +367,7 @@ impl PmlRows {
 /// cells further; a part computes those `psi` itself rather than exchanging them.
 pub const PML_HALO: usize = 2 * PML_RADIUS;
 
-impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
+impl<E: ExecutionSpace, T: Real, const D: usize> Pml<E, T, D> {
     /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
     /// with the interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
     pub(crate) fn prepare(
@@ -452,7 +453,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                     let (pa, pb) = pml_profile(&c.pml, d, w, v_ref, c.dh, c.dt, c.fpeak);
                     (*ea, *eb) = (T::lit(pa), T::lit(pb));
                 }
-                let window = |h: &HostN<T, D>| -> Result<ScalarField<M, T, D>> {
+                let window = |h: &HostN<T, D>| -> Result<ScalarField<E::Memory, T, D>> {
                     Ok(ScalarField::from_host(h)?.with_origin(at))
                 };
                 layer.push(Some(LayerFields {
@@ -493,14 +494,14 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// in the layer's slabs across the outermost axis and read `psi` rows away. Every
     /// update thus reads `psi` of this step, and the result is that of the two passes over
     /// all boxes, bit for bit.
-    pub(crate) fn step<E: ExecutionSpace<Memory = M>>(
+    pub(crate) fn step(
         &mut self,
         space: &E,
-        pnew: &mut ScalarField<M, T, D>,
-        p: &ScalarField<M, T, D>,
-        kv2: Option<&ScalarField<M, T, D>>,
+        pnew: &mut ScalarField<E::Memory, T, D>,
+        p: &ScalarField<E::Memory, T, D>,
+        kv2: Option<&ScalarField<E::Memory, T, D>>,
         rows: &PmlRows,
-        interior: Option<Interior<'_, M, T, D>>,
+        interior: Option<Interior<'_, E::Memory, T, D>>,
     ) -> Result<()>
     where
         Dims<D>: WaveKernels<D>,
@@ -516,8 +517,8 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         // read `p`, `kv2`, the interior's `pold`, then per side `a`, `b`. `at[i]`: where
         // side `i`'s fields are, as (psi, zeta, a, b) indices.
         let pnew_shape = pnew.shape();
-        let mut outs: Fields<&mut ScalarField<M, T, D>> = smallvec![pnew];
-        let mut ins: Fields<&ScalarField<M, T, D>> = smallvec![p, kv2];
+        let mut outs: Fields<&mut ScalarField<E::Memory, T, D>> = smallvec![pnew];
+        let mut ins: Fields<&ScalarField<E::Memory, T, D>> = smallvec![p, kv2];
         if let Some(i) = &interior {
             ins.push(i.pold);
         }
@@ -553,12 +554,11 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             cols: rows.0[1].clone(),
             interior: interior.as_ref().map(|i| (i.order, i.region.clone())),
         };
-        type Plans<E, T, const D: usize> = [GroupPlan<E, T, D>; 2];
-        let found = (self.plans.iter()).position(|(k, p)| *k == key && p.is::<Plans<E, T, D>>());
+        let found = (self.plans.iter()).position(|(k, _)| *k == key);
         let i = match found {
             Some(i) => i,
             None => {
-                let plans = Self::plan::<E>(
+                let plans = Self::plan(
                     &self.psi_boxes,
                     &self.boxes,
                     &outs,
@@ -567,19 +567,14 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                     &rows.0[1],
                     &interior,
                 )?;
-                // A plan for another space under the same key is replaced.
-                self.plans.retain(|(k, _)| *k != key);
                 if self.plans.len() >= MAX_PLANS {
                     self.plans.clear();
                 }
-                self.plans.push((key, Box::new(plans)));
+                self.plans.push((key, plans));
                 self.plans.len() - 1
             }
         };
-        let plans = self.plans[i]
-            .1
-            .downcast_ref::<Plans<E, T, D>>()
-            .expect("planned above");
+        let plans = &self.plans[i].1;
         plans[0].launch_planes(space, &mut outs, &ins, planes.clone())?;
         plans[1].launch_planes(space, &mut outs, &ins, planes)?;
         Ok(())
@@ -589,14 +584,14 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// the launches cut them to their planes), checked against its fields `outs` and `ins`
     /// (`at`: where each side's fields are in them).
     #[allow(clippy::too_many_arguments)]
-    fn plan<E: ExecutionSpace<Memory = M>>(
+    fn plan(
         psi_boxes: &[PmlBox<D>],
         boxes: &[PmlBox<D>],
-        outs: &[&mut ScalarField<M, T, D>],
-        ins: &[&ScalarField<M, T, D>],
+        outs: &[&mut ScalarField<E::Memory, T, D>],
+        ins: &[&ScalarField<E::Memory, T, D>],
         at: &[Option<(usize, usize, usize, usize)>],
         cols: &Range<usize>,
-        interior: &Option<Interior<'_, M, T, D>>,
+        interior: &Option<Interior<'_, E::Memory, T, D>>,
     ) -> Result<[GroupPlan<E, T, D>; 2]>
     where
         Dims<D>: WaveKernels<D>,

@@ -14,7 +14,6 @@ use crate::launch::launch_in_region;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
-use std::any::Any;
 use std::time::{Duration, Instant};
 
 mod blocked;
@@ -23,7 +22,7 @@ mod blocked;
 type HostFieldN<T, const D: usize> = ScalarField<MemSpaceHost, T, D>;
 
 /// A prepared run: its parameters, its fields in the space and where it stands.
-struct Run<M: MemorySpace, T: Real, const D: usize> {
+struct Run<E: ExecutionSpace, T: Real, const D: usize> {
     /// The parameters the run was prepared with.
     config: WaveConfig,
     /// When [`WaveSimulator::prepare`] started.
@@ -31,19 +30,19 @@ struct Run<M: MemorySpace, T: Real, const D: usize> {
     /// Time steps run.
     done: usize,
     /// The pressure after `done` steps.
-    p: ScalarField<M, T, D>,
+    p: ScalarField<E::Memory, T, D>,
     /// The pressure one step earlier.
-    pold: ScalarField<M, T, D>,
+    pold: ScalarField<E::Memory, T, D>,
     /// The next pressure (scratch of one step).
-    pnew: ScalarField<M, T, D>,
+    pnew: ScalarField<E::Memory, T, D>,
     /// The other fields the step's kernels need.
-    work: StepFields<ScalarField<M, T, D>>,
+    work: StepFields<ScalarField<E::Memory, T, D>>,
     /// The layered velocity model in the space, when none was given with `set_velocity`.
-    layered: Option<ScalarField<M, T, D>>,
+    layered: Option<ScalarField<E::Memory, T, D>>,
     /// The absorbing layer's damping, when there is a layer.
-    eta: Option<ScalarField<M, T, D>>,
+    eta: Option<ScalarField<E::Memory, T, D>>,
     /// The PML, when there is one.
-    pml: Option<Pml<M, T, D>>,
+    pml: Option<Pml<E, T, D>>,
     /// `(dt / dh)²`.
     dtdh2: T,
     /// The source term of every step.
@@ -109,7 +108,7 @@ pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     velocity_max: f64,
     wavefield: Option<ScalarField<E::Memory, T, D>>,
     seismogram: Option<Seismogram<T>>,
-    run: Option<Run<E::Memory, T, D>>,
+    run: Option<Run<E, T, D>>,
     blocking: Option<Blocking>,
     /// The band of the last prepared run's `auto` blocking, chosen by timing (`tuning.rs`).
     tuner: Option<BandTuner>,
@@ -124,18 +123,17 @@ fn sample_receivers<M: MemorySpace, T: Real, const D: usize>(
     out: &mut [T],
     scratch: &mut Option<HostFieldN<T, D>>,
 ) -> Result<()> {
-    let host: &HostFieldN<T, D> = match (p as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
-        Some(h) => h,
+    let values = match p.host_values() {
+        Some(values) => values,
         None => {
             let h = match scratch {
                 Some(h) => h,
                 None => scratch.insert(HostFieldN::zeros(p.shape())?),
             };
             p.copy_to_host(h.as_mut_slice())?;
-            h
+            h.as_slice()
         }
     };
-    let values = host.as_slice();
     for (o, &k) in out.iter_mut().zip(points) {
         *o = values[k];
     }
@@ -188,7 +186,7 @@ fn fused_source_pml<E: ExecutionSpace, T: Real, const D: usize>(
     out: &mut ScalarField<E::Memory, T, D>,
     [level, before, kv2]: [&ScalarField<E::Memory, T, D>; 3],
     add: Option<(T, [usize; D])>,
-    pml: Option<&mut Pml<E::Memory, T, D>>,
+    pml: Option<&mut Pml<E, T, D>>,
     rows: &PmlRows,
 ) -> Result<()>
 where
@@ -230,8 +228,7 @@ fn check_finite<M: MemorySpace, T: Real, const D: usize>(
     let whole = step.is_multiple_of(FINITE_CHECK_EVERY) || step == c.nt;
     let first_bad = |values: &[T]| values.iter().position(|v| !v.to_f64().is_finite());
     let at = |k: usize| position_words(k, [c.nz, c.ny, c.nx], c.dims());
-    if let Some(host) = (p as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
-        let values = host.as_slice();
+    if let Some(values) = p.host_values() {
         let src = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
         if !values[src].to_f64().is_finite() {
             return Err(non_finite::<T>(
