@@ -1,6 +1,6 @@
 //! [`ScalarField`]: a 1D, 2D or 3D row-major field living in a memory space.
 
-use crate::launch::Shape;
+use crate::geometry::Shape;
 use crate::memory::{check_copy_len, HostAccessible};
 use crate::{Error, MemSpaceHost, MemorySpace, Real, Result};
 use std::fmt;
@@ -146,9 +146,9 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
     }
 
     /// Where this field's storage lies in the grid, in the runtime's `[z, y, x]` form.
-    pub fn window(&self) -> crate::launch::Window {
-        let mut w = crate::launch::Window::full(self.zyx());
-        for (&a, &o) in crate::launch::axes(D).iter().zip(&self.origin()) {
+    pub fn window(&self) -> crate::geometry::Window {
+        let mut w = crate::geometry::Window::full(self.zyx());
+        for (&a, &o) in crate::geometry::axes(D).iter().zip(&self.origin()) {
             w.origin[a] = o;
         }
         w
@@ -238,7 +238,7 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
     /// (`[nz, 1, nx]` in 2D, `[1, 1, n]` in 1D).
     pub fn zyx(&self) -> [usize; 3] {
         let mut out = [1; 3];
-        for (&a, &n) in crate::launch::axes(D).iter().zip(&self.shape) {
+        for (&a, &n) in crate::geometry::axes(D).iter().zip(&self.shape) {
             out[a] = n;
         }
         out

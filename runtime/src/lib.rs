@@ -86,6 +86,7 @@ pub mod dist;
 mod error;
 pub mod exec;
 mod field;
+mod geometry;
 pub mod io;
 pub mod kernels;
 pub mod launch;

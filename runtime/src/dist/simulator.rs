@@ -16,9 +16,9 @@ use crate::kernels::{FdPxx, FdPzz, FdTime};
 use crate::launch::{axes, launch_in_region};
 use crate::receivers::Seismogram;
 use crate::solver::{
-    absorbing_eta, layer_depth, non_finite, pml_boxes, position_words, side_velocities,
-    source_sample, Boundary, Dims, Pml, PmlBox, PmlRows, SourceMode, StepKernels, WaveConfig,
-    WaveKernels, FINITE_CHECK_EVERY, PML_HALO, PML_RADIUS,
+    absorbing_eta, layer_depth, non_finite, pml_boxes, position_words, side_velocities, Boundary,
+    Dims, Pml, PmlBox, PmlRows, SourceMode, StepKernels, WaveConfig, WaveKernels,
+    FINITE_CHECK_EVERY, PML_HALO, PML_RADIUS,
 };
 use crate::{Error, ExecutionSpace, MemSpaceHost, Param, Real, Result, ScalarField};
 use mpi::datatype::Equivalence;
@@ -232,7 +232,7 @@ where
         let src_global = d_point::<D>([c.src_z, c.src_y, c.src_x]);
         let v_src = T::lit(c.velocity_at_zyx([c.src_z, c.src_y, c.src_x])).to_f64();
         let wavelet: Vec<T> = (0..c.nt)
-            .map(|it| source_sample::<T>(&c, v_src, it))
+            .map(|it| c.source_sample::<T>(v_src, it))
             .collect();
         let inside = |g: [usize; D]| (0..D).all(|a| own[a].contains(&g[a]));
         let to_l = |g: [usize; D]| -> [usize; D] { std::array::from_fn(|a| g[a] - origin[a]) };

@@ -4,7 +4,8 @@
 
 use super::blocking::TimeBlock;
 use super::physics::{
-    cfl_limit_in, check_space_order, is_normal_in, min_normal, source_sample, DEFAULT_SPACE_ORDER,
+    cfl_limit_in, check_space_order, is_normal_in, min_normal, source_sample, SourceTerm,
+    DEFAULT_SPACE_ORDER,
 };
 use super::pml::{PmlParams, PML_RADIUS};
 use crate::error::{fmt_num as num, fmt_num_to as num_to};
@@ -334,6 +335,25 @@ impl WaveConfig {
     /// The additive source's delay: [`source_delay`](Self::source_delay) or `1.5 / fpeak`.
     pub fn source_delay(&self) -> f64 {
         self.source_delay.unwrap_or(1.5 / self.fpeak)
+    }
+
+    /// The numbers the source term depends on ([`SourceMode`], time step, spacing, peak
+    /// frequency, delay, dimensions).
+    pub(crate) fn source_term(&self) -> SourceTerm {
+        SourceTerm {
+            add: self.source_mode == SourceMode::Add,
+            dt: self.dt,
+            dh: self.dh,
+            fpeak: self.fpeak,
+            delay: self.source_delay(),
+            dims: self.dims(),
+        }
+    }
+
+    /// Sample `it` of the source term in `T` (see [`SourceMode`]), `v_src` the velocity at
+    /// the source.
+    pub(crate) fn source_sample<T: Real>(&self, v_src: f64, it: usize) -> T {
+        source_sample::<T>(&self.source_term(), v_src, it)
     }
 
     /// Uses `model` as the velocity background and sets `nz`, `nx` (and `ny`) to its shape.
@@ -759,7 +779,7 @@ impl WaveConfig {
         // delay, so a sample that is not finite is at one end: check the first and the last.
         if let Some(it) = [0, self.nt - 1]
             .into_iter()
-            .find(|&it| !source_sample::<T>(self, v_src, it).to_f64().is_finite())
+            .find(|&it| !self.source_sample::<T>(v_src, it).to_f64().is_finite())
         {
             // The delay is the cause when the undelayed wavelet is finite there.
             let undelayed = WaveConfig {
@@ -769,7 +789,7 @@ impl WaveConfig {
             let (param, value, fix) = match self.source_delay {
                 Some(d)
                     if self.source_mode == SourceMode::Add
-                        && source_sample::<T>(&undelayed, v_src, it).to_f64().is_finite() =>
+                        && undelayed.source_sample::<T>(v_src, it).to_f64().is_finite() =>
                 {
                     (Param::SourceDelay, d, "use a delay of a few periods of the wavelet (the default is 1.5 / fpeak)")
                 }

@@ -67,7 +67,7 @@ pub use pml::{
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
 #[cfg(feature = "mpi")]
 pub(crate) use {
-    physics::{layer_depth, source_sample},
+    physics::layer_depth,
     pml::{side_velocities, Pml, PmlRows},
     simulator::{non_finite, position_words},
 };

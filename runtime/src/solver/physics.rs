@@ -2,7 +2,6 @@
 //! Ricker source wavelets and the absorbing layer's damping profile. Pure functions of their
 //! arguments; nothing here allocates fields or runs kernels (see `simulator.rs`).
 
-use super::config::{SourceMode, WaveConfig};
 use crate::{Error, Param, Real, Result};
 
 /// The default space order (the paper's).
@@ -166,23 +165,38 @@ pub(super) fn ricker_sample<T: Real>(it: usize, dt: f64, fpeak: f64) -> T {
     (T::lit(1.0) - T::lit(2.0) * a) * (-a).exp()
 }
 
-/// Sample `it` of the source term of `c` in `T`: [`ricker`] for [`SourceMode::Set`], the
-/// delayed wavelet scaled by `dt² v_src² / dh²` (2D) or `dt² v_src² / dh³` (3D) for
-/// [`SourceMode::Add`] (`v_src`: the velocity at the source; the point source's delta is
-/// `1 / dh^dims` on the grid).
-pub(crate) fn source_sample<T: Real>(c: &WaveConfig, v_src: f64, it: usize) -> T {
-    match c.source_mode {
-        SourceMode::Set => ricker_sample::<T>(it, c.dt, c.fpeak),
-        SourceMode::Add => {
-            let cell = if c.dims() == 3 {
-                c.dh * c.dh * c.dh
-            } else {
-                c.dh * c.dh
-            };
-            let scale = c.dt * c.dt * v_src * v_src / cell;
-            T::lit(scale * ricker_delayed_sample(it, c.dt, c.fpeak, c.source_delay()))
-        }
+/// The numbers a run's source term depends on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SourceTerm {
+    /// Whether the wavelet is added as a point source (`SourceMode::Add`) rather than set.
+    pub(crate) add: bool,
+    /// Time step, s.
+    pub(crate) dt: f64,
+    /// Grid spacing, m.
+    pub(crate) dh: f64,
+    /// Peak frequency of the Ricker wavelet, Hz.
+    pub(crate) fpeak: f64,
+    /// Delay of the added wavelet, s.
+    pub(crate) delay: f64,
+    /// Dimensions of the grid (2 or 3).
+    pub(crate) dims: usize,
+}
+
+/// Sample `it` of the source term `s` in `T`: [`ricker`] when the wavelet is set, the
+/// delayed wavelet scaled by `dt² v_src² / dh²` (2D) or `dt² v_src² / dh³` (3D) when it is
+/// added (`v_src`: the velocity at the source; the point source's delta is `1 / dh^dims` on
+/// the grid).
+pub(crate) fn source_sample<T: Real>(s: &SourceTerm, v_src: f64, it: usize) -> T {
+    if !s.add {
+        return ricker_sample::<T>(it, s.dt, s.fpeak);
     }
+    let cell = if s.dims == 3 {
+        s.dh * s.dh * s.dh
+    } else {
+        s.dh * s.dh
+    };
+    let scale = s.dt * s.dt * v_src * v_src / cell;
+    T::lit(scale * ricker_delayed_sample(it, s.dt, s.fpeak, s.delay))
 }
 
 /// The smallest positive normal number of `T` (as f64): values below it lose precision

@@ -7,7 +7,7 @@
 use super::blocking::Blocking;
 use super::config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
-use super::physics::{absorbing_eta, layer_depth, source_sample};
+use super::physics::{absorbing_eta, layer_depth};
 use super::pml::{layer_boxes, Interior, Pml, PmlRows};
 use super::tuning::BandTuner;
 use crate::launch::launch_in_region;
@@ -611,7 +611,7 @@ where
         wavelet
             .try_reserve_exact(c.nt)
             .map_err(|_| out_of_memory(c.nt))?;
-        wavelet.extend((0..c.nt).map(|it| source_sample::<T>(&c, v_src, it)));
+        wavelet.extend((0..c.nt).map(|it| c.source_sample::<T>(v_src, it)));
         if let Some(it) = wavelet.iter().position(|w| !w.to_f64().is_finite()) {
             return Err(Error::invalid(
                 Param::PeakFrequency,
