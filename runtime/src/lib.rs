@@ -96,9 +96,6 @@ mod real;
 pub mod receivers;
 pub mod solver;
 
-/// The solver under its former name: `ppstencil::wave::X` is [`ppstencil::solver::X`](solver).
-pub use solver as wave;
-
 pub use device::{Cuda, Hip, MemSpaceCuda, MemSpaceHip};
 pub use error::{fmt_num, fmt_num_to, Error, Mention, Param, Result, Valid};
 pub use exec::{

@@ -25,7 +25,7 @@ fn small3() -> WaveConfig {
         src_x: 15,
         fpeak: 15.0,
         vmin: 2000.0,
-        layers: vec![ppstencil::wave::Layer {
+        layers: vec![ppstencil::solver::Layer {
             z0: 20,
             z1: 30,
             velocity: 3000.0,

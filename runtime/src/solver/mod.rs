@@ -61,13 +61,13 @@ pub use physics::{
     MAX_SPACE_ORDER, MIN_SPACE_ORDER,
 };
 pub use pml::{
-    layer_boxes, pml_boxes, pml_profile, PmlBox, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK,
-    DEFAULT_PML_DEGREE, DEFAULT_PML_R, MAX_PML_DEGREE, PML_HALO, PML_RADIUS,
+    pml_profile, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK, DEFAULT_PML_DEGREE, DEFAULT_PML_R,
+    MAX_PML_DEGREE,
 };
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
 #[cfg(feature = "mpi")]
 pub(crate) use {
     physics::layer_depth,
-    pml::{side_velocities, Pml, PmlRows},
+    pml::{layer_boxes, pml_boxes, side_velocities, Pml, PmlBox, PmlRows, PML_HALO, PML_RADIUS},
     simulator::{non_finite, position_words},
 };

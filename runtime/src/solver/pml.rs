@@ -44,7 +44,7 @@ pub const DEFAULT_PML_ALPHA_OVER_PI_FPEAK: f64 = 1.0;
 /// Largest accepted polynomial degree of the profile.
 pub const MAX_PML_DEGREE: f64 = 8.0;
 /// The PML kernels' radius: their derivatives are 4th order, whatever the interior's order.
-pub const PML_RADIUS: usize = 2;
+pub(crate) const PML_RADIUS: usize = 2;
 
 /// The PML's profile parameters (see the module docs for the formulas).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -155,14 +155,7 @@ pub fn pml_profile(
 /// whole range along the axes after it, so the faces, edges and corners of the box are
 /// covered once: in 2D, the top and bottom strips with the corners, then the left and right
 /// strips between them; in 3D, six slabs.
-///
-/// ```
-/// use ppstencil::solver::layer_boxes;
-/// let b = layer_boxes([10, 12], 3, 1);
-/// assert_eq!(b, vec![[1..3, 1..11], [7..9, 1..11], [3..7, 1..3], [3..7, 9..11]]);
-/// assert!(layer_boxes([10, 12], 1, 1).is_empty());
-/// ```
-pub fn layer_boxes<const D: usize>(
+pub(crate) fn layer_boxes<const D: usize>(
     shape: [usize; D],
     width: usize,
     edge: usize,
@@ -189,7 +182,7 @@ pub fn layer_boxes<const D: usize>(
 /// One box of the PML's layer ([`pml_boxes`]): its ranges, and the axes along which its
 /// points lie in the layer (one on a face, two on an edge of a 3D box, all on a corner).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PmlBox<const D: usize> {
+pub(crate) struct PmlBox<const D: usize> {
     /// The box's ranges, outermost axis first.
     pub region: [Range<usize>; D],
     /// The axes along which the box is in the layer, outermost first (`[0]`: the top and
@@ -205,18 +198,11 @@ pub struct PmlBox<const D: usize> {
 /// kernels (`pml_psi_x`, ...): they move half the bytes of the full ones in 2D, a third in
 /// 3D; on an edge of a 3D box (two axes) it runs the two-axis kernels (`pml_psi_3d_xy`, ...),
 /// two thirds; the full kernels only on the corners.
-///
-/// ```
-/// use ppstencil::solver::pml_boxes;
-/// let b = pml_boxes([10, 12], 3, 1);
-/// assert_eq!(b.len(), 8);
-/// assert_eq!((b[0].region.clone(), b[0].axes.clone()), ([1..3, 1..3], vec![0, 1])); // a corner
-/// assert_eq!((b[1].region.clone(), b[1].axes.clone()), ([1..3, 3..9], vec![0])); // the top face
-/// assert_eq!((b[3].region.clone(), b[3].axes.clone()), ([3..7, 1..3], vec![1])); // the left face
-/// let edge = &pml_boxes([10, 10, 12], 3, 1)[1]; // planes and rows in the layer, columns not
-/// assert_eq!((edge.region.clone(), edge.axes.clone()), ([1..3, 1..3, 3..9], vec![0, 1]));
-/// ```
-pub fn pml_boxes<const D: usize>(shape: [usize; D], width: usize, edge: usize) -> Vec<PmlBox<D>> {
+pub(crate) fn pml_boxes<const D: usize>(
+    shape: [usize; D],
+    width: usize,
+    edge: usize,
+) -> Vec<PmlBox<D>> {
     let mut boxes = Vec::new();
     if width <= edge || shape.iter().any(|&n| n < 2 * width) {
         return boxes;
@@ -365,7 +351,7 @@ impl PmlRows {
 /// The halo a part of the grid needs for its PML (distributed runs): the update of a point
 /// reads `psi` [`PML_RADIUS`] cells away, and each `psi` reads the pressure [`PML_RADIUS`]
 /// cells further; a part computes those `psi` itself rather than exchanging them.
-pub const PML_HALO: usize = 2 * PML_RADIUS;
+pub(crate) const PML_HALO: usize = 2 * PML_RADIUS;
 
 impl<E: ExecutionSpace, T: Real, const D: usize> Pml<E, T, D> {
     /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
@@ -703,6 +689,41 @@ pub(crate) struct Interior<'f, M: crate::MemorySpace, T: Real, const D: usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The layer's slabs of a 10 x 12 grid, 3 cells wide without the 1-cell border, by hand.
+    #[test]
+    fn layer_boxes_cover_the_layer_in_slabs() {
+        let b = layer_boxes([10, 12], 3, 1);
+        assert_eq!(
+            b,
+            vec![[1..3, 1..11], [7..9, 1..11], [3..7, 1..3], [3..7, 9..11]]
+        );
+        assert!(layer_boxes([10, 12], 1, 1).is_empty());
+    }
+
+    /// Corners, faces and a 3D edge of the PML's boxes, by hand.
+    #[test]
+    fn pml_boxes_are_corners_faces_and_edges() {
+        let b = pml_boxes([10, 12], 3, 1);
+        assert_eq!(b.len(), 8);
+        assert_eq!(
+            (b[0].region.clone(), b[0].axes.clone()),
+            ([1..3, 1..3], vec![0, 1])
+        ); // a corner
+        assert_eq!(
+            (b[1].region.clone(), b[1].axes.clone()),
+            ([1..3, 3..9], vec![0])
+        ); // the top face
+        assert_eq!(
+            (b[3].region.clone(), b[3].axes.clone()),
+            ([3..7, 1..3], vec![1])
+        ); // the left face
+        let edge = &pml_boxes([10, 10, 12], 3, 1)[1]; // planes and rows in the layer, columns not
+        assert_eq!(
+            (edge.region.clone(), edge.axes.clone()),
+            ([1..3, 1..3, 3..9], vec![0, 1])
+        );
+    }
 
     /// Each side's reference velocity is the largest in its slab of the layer, by hand: a
     /// 3 x 4 grid (width 1) with one fast point at (0, 3), and a 3D grid (width 2) with one

@@ -146,7 +146,7 @@ where
     /// With the PML no band or tile stops within the layer and [`PML_HALO`] points of either
     /// end of the grid ([`StepShape::ends`]): a step updates the layer's slab across the
     /// band (or tile) axis in one call, where `pml_update` reads `psi`
-    /// [`PML_RADIUS`](crate::solver::PML_RADIUS) rows away and each `psi` the level as far
+    /// [`PML_RADIUS`](crate::solver::pml::PML_RADIUS) rows away and each `psi` the level as far
     /// again, and elsewhere the PML's kernels read `psi` and the level only along the other
     /// axes, in the rows being updated. So `psi` is computed on exactly the band's rows and
     /// the steps lag only the fused step's radius (lagging [`PML_HALO`] rows, with `psi` 2
