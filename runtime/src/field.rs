@@ -373,6 +373,18 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
     }
 }
 
+/// A host field clones its elements (and its window's origin); a device field has no
+/// `Clone`, since copying it can fail: use [`ScalarField::copy_from`] there.
+impl<T: Real, const D: usize> Clone for ScalarField<MemSpaceHost, T, D> {
+    fn clone(&self) -> Self {
+        ScalarField {
+            shape: self.shape,
+            origin: self.origin,
+            buf: self.buf.clone(),
+        }
+    }
+}
+
 impl<T: Real, const D: usize> ScalarField<MemSpaceHost, T, D> {
     /// Wraps row-major host data of `shape` (no copy).
     pub fn from_vec_shape(shape: [usize; D], data: Vec<T>) -> Result<Self> {

@@ -177,4 +177,13 @@ impl<T: Real> Seismogram<T> {
     pub fn time(&self, it: usize) -> f64 {
         (it + 1) as f64 * self.dt
     }
+
+    /// Writes the samples to `path` as an `nt × nrec` `.npy` array of `T` (time down, one
+    /// column per receiver, as [`data`](Self::data)), replacing any existing file; see
+    /// [`crate::io::write_npy`].
+    pub fn write_npy(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        let field =
+            crate::HostField::<T, 2>::from_vec_shape([self.nt, self.nrec], self.data.clone())?;
+        crate::io::write_npy(path, &field)
+    }
 }

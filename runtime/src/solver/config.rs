@@ -352,7 +352,11 @@ impl WaveConfig {
 
     /// Adds the receivers of a line.
     pub fn add_receiver_line(&mut self, line: ReceiverLine) {
-        self.receivers.extend(line.positions());
+        if line.y.is_some() || self.ny > 1 {
+            self.receivers_3d.extend(line.positions_3d());
+        } else {
+            self.receivers.extend(line.positions());
+        }
     }
 
     /// CFL number `vmax · dt / dh`.

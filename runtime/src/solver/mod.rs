@@ -1,5 +1,10 @@
-//! The proof-of-concept algorithm: a 2D acoustic wave simulator, generic over the execution
-//! space (the paper's `WaveSimulator<ExecSpace>`).
+//! The proof-of-concept algorithm: an acoustic wave simulator in 2D (`nz × nx`) and 3D
+//! (`nz × ny × nx`, [`WaveSimulator`]`<E, T, 3>` with [`WaveConfig::ny`] > 1), generic over
+//! the execution space (the paper's `WaveSimulator<ExecSpace>`). A 3D run has the same
+//! options and step API; it takes `(z, y, x)` receivers ([`WaveConfig::receivers_3d`],
+//! [`WaveSimulator::add_receiver_3d`], or a receiver line with a plane `Z:Y:X0:X1:STEP`) and
+//! its grid and source are set with [`WaveSimulator::set_dimensions_3d`] and
+//! [`WaveSimulator::set_source_position_3d`].
 //!
 //! Second order in time, fourth order in space by default (any even order from 2 to 16 with
 //! [`WaveConfig::space_order`]). Each step runs `add_source → fd_pzz → fd_pxx → fd_time` (the

@@ -101,6 +101,29 @@ pub struct RunStats {
 /// assert_eq!(p[(0, 0)], 0.0); // the border never moves
 /// # Ok::<(), ppstencil::Error>(())
 /// ```
+///
+/// A 3D run: `D = 3`, a grid of `nz × ny × nx` points and `(z, y, x)` positions.
+///
+/// ```
+/// use ppstencil::{Serial, WaveSimulator};
+/// let mut sim = WaveSimulator::<Serial, f32, 3>::new(Serial);
+/// sim.set_dimensions_3d(24, 20, 28)
+///     .set_time_steps(20)
+///     .set_source_position_3d(12, 10, 14)
+///     .set_time_step(0.001)
+///     .set_space_step(10.0)
+///     .set_vmin(2000.0)
+///     .clear_velocity_layers()
+///     .clear_receivers()
+///     .add_receiver_3d(12, 10, 20);
+/// sim.run()?;
+/// let p = sim.wavefield_host()?; // a HostField<f32, 3>
+/// assert_eq!(p.shape(), [24, 20, 28]);
+/// assert!(p.max_abs() > 0.0);
+/// assert_eq!(p[(0, 10, 14)], 0.0); // the border never moves
+/// assert_eq!(sim.seismogram().unwrap().nrec, 1);
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
 pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     space: E,
     config: WaveConfig,
@@ -311,6 +334,23 @@ where
         self
     }
 
+    /// Sets a 3D grid of `nz × ny × nx` points (`ny` = 1 is a 2D grid); run it with
+    /// `D = 3` (`WaveSimulator<E, T, 3>`).
+    pub fn set_dimensions_3d(&mut self, nz: usize, ny: usize, nx: usize) -> &mut Self {
+        self.config.nz = nz;
+        self.config.ny = ny;
+        self.config.nx = nx;
+        self
+    }
+
+    /// Places the source of a 3D run at `(z, y, x)`.
+    pub fn set_source_position_3d(&mut self, z: usize, y: usize, x: usize) -> &mut Self {
+        self.config.src_z = z;
+        self.config.src_y = y;
+        self.config.src_x = x;
+        self
+    }
+
     /// Places the source at row `z`, column `x`.
     pub fn set_source_position(&mut self, z: usize, x: usize) -> &mut Self {
         self.config.src_z = z;
@@ -382,9 +422,16 @@ where
         self
     }
 
-    /// Removes every receiver.
+    /// Adds a receiver of a 3D run at `(z, y, x)`.
+    pub fn add_receiver_3d(&mut self, z: usize, y: usize, x: usize) -> &mut Self {
+        self.config.receivers_3d.push((z, y, x));
+        self
+    }
+
+    /// Removes every receiver (2D and 3D).
     pub fn clear_receivers(&mut self) -> &mut Self {
         self.config.receivers.clear();
+        self.config.receivers_3d.clear();
         self
     }
 
