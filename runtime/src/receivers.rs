@@ -151,8 +151,8 @@ pub struct Seismogram<T: Real = f32> {
     pub nrec: usize,
     /// Sample interval (the time step), in seconds.
     pub dt: f64,
-    /// Receiver positions `(z, x)`, in trace order.
-    pub positions: Vec<(usize, usize)>,
+    /// Receiver positions `[z, y, x]` (`y` = 0 in 2D), in trace order.
+    pub positions: Vec<[usize; 3]>,
     /// The samples, `nt × nrec`, row-major (time down, one column per receiver).
     pub data: Vec<T>,
 }

@@ -403,6 +403,7 @@ fn a_3d_run_set_up_with_the_3d_setters_records_a_receiver_line_in_its_plane() {
     let seis = sim.seismogram().expect("seismogram").clone();
     assert_eq!(seis.nrec, 3);
     assert_eq!(seis.nt, 25);
+    assert_eq!(seis.positions, [[10, 9, 4], [10, 9, 10], [10, 9, 16]]);
     let p = sim.wavefield_host().expect("wavefield");
     for (r, &(z, y, x)) in [(10, 9, 4), (10, 9, 10), (10, 9, 16)].iter().enumerate() {
         assert_eq!(seis.get(24, r), Some(p[(z, y, x)]), "receiver {r}");

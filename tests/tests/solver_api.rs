@@ -119,14 +119,20 @@ fn receivers_record_the_wavefield_every_step() {
     assert_eq!((seis.nt, seis.nrec), (80, 6));
     assert_eq!(
         seis.positions[..5],
-        [(10, 5), (10, 20), (10, 35), (10, 50), (10, 65)]
+        [
+            [10, 0, 5],
+            [10, 0, 20],
+            [10, 0, 35],
+            [10, 0, 50],
+            [10, 0, 65]
+        ]
     );
     assert_eq!(
         frames.iter().map(|f| f.0).collect::<Vec<_>>(),
         vec![20, 40, 60, 80]
     );
     for (step, frame) in &frames {
-        for (r, &(z, x)) in seis.positions.iter().enumerate() {
+        for (r, &[z, _, x]) in seis.positions.iter().enumerate() {
             assert_eq!(seis.get(step - 1, r), Some(frame[z * 70 + x]));
         }
     }

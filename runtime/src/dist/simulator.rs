@@ -523,11 +523,7 @@ where
             nt: c.nt,
             nrec,
             dt: c.dt,
-            positions: c
-                .receiver_points()
-                .iter()
-                .map(|&[z, _, x]| (z, x))
-                .collect(),
+            positions: c.receiver_points(),
             data: vec![],
         };
         if self.rank() != 0 {

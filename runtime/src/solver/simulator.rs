@@ -882,11 +882,7 @@ where
             nt: run.done,
             nrec,
             dt: c.dt,
-            positions: c
-                .receiver_points()
-                .iter()
-                .map(|&[z, _, x]| (z, x))
-                .collect(),
+            positions: c.receiver_points(),
             data,
         });
         let points = (c.nz * c.ny * c.nx) as f64 * run.done as f64;
