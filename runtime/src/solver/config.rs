@@ -58,8 +58,8 @@ pub enum Boundary {
     /// The paper's: the outer cells stay 0, waves reflect (no layer, whatever
     /// [`WaveConfig::absorb`] says).
     Rigid,
-    /// A damping layer of [`WaveConfig::absorb`] cells (`fd_absorb`, see
-    /// [`absorbing_eta`](super::absorbing_eta)).
+    /// A damping layer of [`WaveConfig::absorb`] cells (`fd_absorb`, its damping growing
+    /// quadratically into the layer).
     Sponge,
     /// A convolutional perfectly matched layer of [`WaveConfig::absorb`] cells (see
     /// [`PmlParams`]); the default absorbing boundary.

@@ -18,7 +18,7 @@
 //! - [`WaveConfig::absorb`]: an absorbing layer of that many cells on every side, of the kind
 //!   [`WaveConfig::boundary`] says: a convolutional PML (the default, `pml.rs`, see
 //!   [`PmlParams`]) or a sponge, a damping term `η p_t` whose strength grows quadratically
-//!   into the layer (see [`absorbing_eta`]).
+//!   into the layer (`physics.rs`).
 //! - [`WaveConfig::source_mode`]: [`SourceMode::Set`] (the paper) or [`SourceMode::Add`], a
 //!   delayed Ricker wavelet injected as a point source of the discretised equation.
 //! - [`WaveConfig::receivers`]: traces recorded every step, read back with
@@ -61,9 +61,8 @@ pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 pub use dims::{Dims, WaveKernels};
 pub use physics::{
-    absorbing_eta, cfl_limit, cfl_limit_for, cfl_limit_in, check_space_order, ricker,
-    ricker_delayed, second_derivative_weights, ABSORB_STRENGTH, DEFAULT_SPACE_ORDER,
-    MAX_SPACE_ORDER, MIN_SPACE_ORDER,
+    cfl_limit, cfl_limit_for, cfl_limit_in, check_space_order, ricker, ricker_delayed,
+    DEFAULT_SPACE_ORDER, MAX_SPACE_ORDER, MIN_SPACE_ORDER,
 };
 pub use pml::{
     pml_profile, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK, DEFAULT_PML_DEGREE, DEFAULT_PML_R,
@@ -72,7 +71,7 @@ pub use pml::{
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
 #[cfg(feature = "mpi")]
 pub(crate) use {
-    physics::layer_depth,
+    physics::{absorbing_eta, layer_depth},
     pml::{layer_boxes, pml_boxes, side_velocities, Pml, PmlBox, PmlRows, PML_HALO, PML_RADIUS},
     simulator::{non_finite, position_words},
 };
