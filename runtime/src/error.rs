@@ -43,9 +43,9 @@ pub enum Error {
         /// The mismatching field.
         field: &'static str,
         /// The reference shape, outermost axis first.
-        shape: crate::launch::Shape,
+        shape: crate::geometry::Shape,
         /// The shape found.
-        found: crate::launch::Shape,
+        found: crate::geometry::Shape,
     },
     /// The grid is too small for the stencil's radius.
     #[error(
@@ -58,7 +58,7 @@ pub enum Error {
         /// Stencil radius.
         radius: usize,
         /// The grid, outermost axis first.
-        shape: crate::launch::Shape,
+        shape: crate::geometry::Shape,
         /// Smallest allowed size (2 × radius + 1).
         min: usize,
     },
@@ -66,7 +66,7 @@ pub enum Error {
     #[error(
         "kernel `{kernel}`: point {} must lie at least {radius} cells inside the {shape} grid \
          ({})",
-        crate::launch::Shape::tuple(point), shape.ranges(*radius)
+        crate::geometry::Shape::tuple(point), shape.ranges(*radius)
     )]
     PointOutOfRange {
         /// Kernel name.
@@ -76,7 +76,7 @@ pub enum Error {
         /// Stencil radius.
         radius: usize,
         /// The grid, outermost axis first.
-        shape: crate::launch::Shape,
+        shape: crate::geometry::Shape,
     },
     /// A parameter is out of its valid range.
     #[error("invalid {param} = {value}: {valid}")]

@@ -1,6 +1,6 @@
 //! [`ScalarField`]: a 1D, 2D or 3D row-major field living in a memory space.
 
-use crate::launch::Shape;
+use crate::geometry::Shape;
 use crate::memory::{check_copy_len, HostAccessible};
 use crate::{Error, MemSpaceHost, MemorySpace, Real, Result};
 use std::fmt;
@@ -146,9 +146,9 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
     }
 
     /// Where this field's storage lies in the grid, in the runtime's `[z, y, x]` form.
-    pub fn window(&self) -> crate::launch::Window {
-        let mut w = crate::launch::Window::full(self.zyx());
-        for (&a, &o) in crate::launch::axes(D).iter().zip(&self.origin()) {
+    pub fn window(&self) -> crate::geometry::Window {
+        let mut w = crate::geometry::Window::full(self.zyx());
+        for (&a, &o) in crate::geometry::axes(D).iter().zip(&self.origin()) {
             w.origin[a] = o;
         }
         w
@@ -179,6 +179,13 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         check_copy_len("ScalarField::copy_from_host", self.len(), src.len())?;
         M::copy_from_host(&mut self.buf, src)
+    }
+
+    /// The elements, row-major, when the field lies in host memory; `None` in device memory
+    /// (see [`MemorySpace::host_slice`]). Generic code reads a host field in place this way
+    /// and copies only a device field.
+    pub fn host_values(&self) -> Option<&[T]> {
+        M::host_slice(&self.buf)
     }
 
     /// Copies this field into a host slice of exactly [`len`](Self::len) elements.
@@ -231,7 +238,7 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
     /// (`[nz, 1, nx]` in 2D, `[1, 1, n]` in 1D).
     pub fn zyx(&self) -> [usize; 3] {
         let mut out = [1; 3];
-        for (&a, &n) in crate::launch::axes(D).iter().zip(&self.shape) {
+        for (&a, &n) in crate::geometry::axes(D).iter().zip(&self.shape) {
             out[a] = n;
         }
         out
@@ -363,6 +370,18 @@ impl<M: MemorySpace, T: Real, const D: usize> ScalarField<M, T, D> {
         self.as_slice()
             .iter()
             .fold(T::ZERO, |m, &v| if v.abs() > m { v.abs() } else { m })
+    }
+}
+
+/// A host field clones its elements (and its window's origin); a device field has no
+/// `Clone`, since copying it can fail: use [`ScalarField::copy_from`] there.
+impl<T: Real, const D: usize> Clone for ScalarField<MemSpaceHost, T, D> {
+    fn clone(&self) -> Self {
+        ScalarField {
+            shape: self.shape,
+            origin: self.origin,
+            buf: self.buf.clone(),
+        }
     }
 }
 

@@ -86,17 +86,16 @@ pub mod dist;
 mod error;
 pub mod exec;
 mod field;
+mod geometry;
 pub mod io;
 pub mod kernels;
 pub mod launch;
+mod levels;
 pub mod memory;
 pub mod model;
 mod real;
 pub mod receivers;
 pub mod solver;
-
-/// The solver under its former name: `ppstencil::wave::X` is [`ppstencil::solver::X`](solver).
-pub use solver as wave;
 
 pub use device::{Cuda, Hip, MemSpaceCuda, MemSpaceHip};
 pub use error::{fmt_num, fmt_num_to, Error, Mention, Param, Result, Valid};
@@ -104,9 +103,52 @@ pub use exec::{
     numerics, with_numerics, Arithmetic, ExecutionSpace, Numerics, Rayon, Serial, Subnormals,
 };
 pub use field::{FieldIndex, HostField, ScalarField};
+pub use levels::TimeLevels;
 pub use memory::{HostAccessible, MemSpaceHost, MemorySpace};
 pub use real::Real;
 pub use solver::{RunStats, StepKernels, WaveConfig, WaveSimulator};
+/// Defines stencils: each `fn` becomes a generic function `name(&space, fields..., reals...)`
+/// that runs on every execution space (serial, rayon, CUDA, HIP), and a marker type for
+/// [`launch`]. The full guide is `docs/guide/stencils.md`.
+///
+/// ```
+/// use ppstencil::{stencil, HostField, Serial};
+/// stencil! {
+///     /// One explicit heat step: `alpha` times the 5-point Laplacian.
+///     pub fn heat_step(unew: out, u: in, alpha: real) {
+///         unew[0, 0] = u[0, 0] + alpha * laplacian(u, 2);
+///     }
+/// }
+/// let mut u = HostField::<f64>::zeros([5, 5])?;
+/// u[(2, 2)] = 1.0;
+/// let mut next = HostField::<f64>::zeros([5, 5])?;
+/// heat_step(&Serial, &mut next, &u, 0.1)?;
+/// assert!((next[(2, 2)] - 0.6).abs() < 1e-15 && (next[(1, 2)] - 0.1).abs() < 1e-15);
+/// assert_eq!(next[(0, 2)], 0.0); // outside the domain (radius 1): never written
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
+///
+/// # The language
+///
+/// - **Signature**: `pub? fn name(param: kind, ...) { body }`, several per `stencil!`, each
+///   with doc comments. Kinds: `in` (a field read at constant offsets), `out` (written at
+///   the centre), `inout` (updated in place, read only at the centre), `real` (a scalar),
+///   `index` (a grid index for `#[at(iz, ix)]`, which runs the stencil at one point), and
+///   profiles `in(x)`, `in(z)`, `in(y)` (one value per column, row or plane).
+/// - **Dimensions**: the number of offsets: `u[dx]` (1D), `p[dz, dx]` (2D), `p[dz, dy, dx]`
+///   (3D); z slowest, x contiguous. Every access of one stencil has as many; the generated
+///   function takes `ScalarField<E::Memory, T, D>` of that `D`.
+/// - **Body**: `let name = expr;` and one `out[0, 0] = expr;` per output. Expressions:
+///   numbers, `+ - * /`, unary minus, parentheses, field reads, scalars, lets, `sqrt abs exp
+///   sin cos min max`, and the derivative operators `d2x d2y d2z laplacian d1x d1y d1z d2xz
+///   d2xy d2yz` of an `in` field and an even literal order from 2 to 16 (`d2x(p, 8)`),
+///   expanded into Fornberg-weighted taps, unscaled by the grid spacing.
+/// - **Domain**: every point at distance ≥ the radius (the largest offset read) from each
+///   border along each axis present; the other points are never written. `launch_in_region`
+///   runs a box inside it; fields may be windows of the grid (`with_origin`).
+/// - **Errors**: every mistake is a compile error at the offending token saying what to
+///   write instead (`x.sqrt()`, `x ^ 2`, `if`, comparisons, an `out` field read, a
+///   non-constant offset, a name the generated code uses, ...).
 pub use stencil_macros::stencil;
 
 /// The version of this crate (`ppstencil`), as recorded by tools in their outputs.

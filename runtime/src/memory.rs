@@ -42,6 +42,14 @@ pub trait MemorySpace: Sized + Send + Sync + 'static {
     fn copy_from_host<T: Real>(dst: &mut Self::Buffer<T>, src: &[T]) -> Result<()>;
     /// Copies a buffer of this space into host memory; lengths must match.
     fn copy_to_host<T: Real>(dst: &mut [T], src: &Self::Buffer<T>) -> Result<()>;
+
+    /// Whether the host addresses this space's buffers directly: true exactly for the
+    /// [`HostAccessible`] spaces, and then [`host_slice`](Self::host_slice) is `Some`.
+    const HOST: bool;
+    /// The buffer's elements when this space is host memory, `None` for device memory: code
+    /// generic over the space reads host data in place and copies device data
+    /// ([`copy_to_host`](Self::copy_to_host)) only where it must.
+    fn host_slice<T: Real>(buf: &Self::Buffer<T>) -> Option<&[T]>;
 }
 
 /// Memory spaces whose data the host can address directly (only [`MemSpaceHost`]).
@@ -95,7 +103,12 @@ pub(crate) fn check_copy_len(what: &str, expected: usize, found: usize) -> Resul
 
 impl MemorySpace for MemSpaceHost {
     const NAME: &'static str = "host";
+    const HOST: bool = true;
     type Buffer<T: Real> = HostBuffer<T>;
+
+    fn host_slice<T: Real>(buf: &HostBuffer<T>) -> Option<&[T]> {
+        Some(&buf.0)
+    }
 
     fn allocate<T: Real>(len: usize) -> Result<HostBuffer<T>> {
         let bytes = len.saturating_mul(std::mem::size_of::<T>());
@@ -138,5 +151,22 @@ impl HostAccessible for MemSpaceHost {
 
     fn as_mut_slice<T: Real>(buf: &mut HostBuffer<T>) -> &mut [T] {
         &mut buf.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{MemSpaceCuda, MemSpaceHip, MemSpaceHost, MemorySpace, ScalarField};
+
+    #[test]
+    fn only_host_memory_gives_its_elements_in_place() {
+        let host = [MemSpaceHost::HOST, MemSpaceCuda::HOST, MemSpaceHip::HOST];
+        assert_eq!(host, [true, false, false]);
+        let f = ScalarField::<MemSpaceHost, f32, 2>::from_vec(2, 3, vec![1., 2., 3., 4., 5., 6.])
+            .unwrap();
+        let values = f.host_values().expect("a host field is read in place");
+        assert_eq!(values, &[1., 2., 3., 4., 5., 6.]);
+        // The very elements, not a copy.
+        assert!(std::ptr::eq(values, f.as_slice()));
     }
 }

@@ -151,8 +151,8 @@ pub struct Seismogram<T: Real = f32> {
     pub nrec: usize,
     /// Sample interval (the time step), in seconds.
     pub dt: f64,
-    /// Receiver positions `(z, x)`, in trace order.
-    pub positions: Vec<(usize, usize)>,
+    /// Receiver positions `[z, y, x]` (`y` = 0 in 2D), in trace order.
+    pub positions: Vec<[usize; 3]>,
     /// The samples, `nt × nrec`, row-major (time down, one column per receiver).
     pub data: Vec<T>,
 }
@@ -176,5 +176,14 @@ impl<T: Real> Seismogram<T> {
     /// The time of sample `it`: `(it + 1) · dt`.
     pub fn time(&self, it: usize) -> f64 {
         (it + 1) as f64 * self.dt
+    }
+
+    /// Writes the samples to `path` as an `nt × nrec` `.npy` array of `T` (time down, one
+    /// column per receiver, as [`data`](Self::data)), replacing any existing file; see
+    /// [`crate::io::write_npy`].
+    pub fn write_npy(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        let field =
+            crate::HostField::<T, 2>::from_vec_shape([self.nt, self.nrec], self.data.clone())?;
+        crate::io::write_npy(path, &field)
     }
 }

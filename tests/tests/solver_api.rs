@@ -119,14 +119,20 @@ fn receivers_record_the_wavefield_every_step() {
     assert_eq!((seis.nt, seis.nrec), (80, 6));
     assert_eq!(
         seis.positions[..5],
-        [(10, 5), (10, 20), (10, 35), (10, 50), (10, 65)]
+        [
+            [10, 0, 5],
+            [10, 0, 20],
+            [10, 0, 35],
+            [10, 0, 50],
+            [10, 0, 65]
+        ]
     );
     assert_eq!(
         frames.iter().map(|f| f.0).collect::<Vec<_>>(),
         vec![20, 40, 60, 80]
     );
     for (step, frame) in &frames {
-        for (r, &(z, x)) in seis.positions.iter().enumerate() {
+        for (r, &[z, _, x]) in seis.positions.iter().enumerate() {
             assert_eq!(seis.get(step - 1, r), Some(frame[z * 70 + x]));
         }
     }
@@ -240,4 +246,49 @@ fn generated_code_keeps_the_grouping_of_sums() {
     let mut o: HostField<f64> = ScalarField::new(1, 1).unwrap();
     grouped_sum(&Serial, &mut o, &one, &big, &neg).unwrap();
     assert_eq!(o[(0, 0)], 1.0);
+}
+
+ppstencil::stencil! {
+    /// One leapfrog step of the 1D wave equation, Courant number squared `c2`.
+    fn leapfrog_1d(pnew: out, p: in, pold: in, c2: real) {
+        pnew[0] = 2.0 * p[0] - pold[0] + c2 * (p[-1] - 2.0 * p[0] + p[1]);
+    }
+}
+
+/// `TimeLevels::advance` runs a user's leapfrog loop one call per step and rotates the
+/// levels right: 40 steps agree bit for bit with a hand loop over plain vectors; a failing
+/// step leaves the levels unrotated.
+#[test]
+fn time_levels_rotate_a_users_leapfrog_loop_like_a_hand_loop() {
+    let n = 41;
+    let c2 = 0.36f64;
+    let mut levels = ppstencil::TimeLevels::<ppstencil::MemSpaceHost, f64, 1>::zeros([n]).unwrap();
+    // A pulse, zero on the border (which the stencil never writes, as in the hand loop).
+    let mut start: Vec<f64> = (0..n)
+        .map(|i| (-((i as f64 - 20.0) / 3.0).powi(2)).exp())
+        .collect();
+    start[0] = 0.0;
+    start[n - 1] = 0.0;
+    levels.current_mut().as_mut_slice().copy_from_slice(&start);
+    levels.previous_mut().as_mut_slice().copy_from_slice(&start);
+    let (mut pold, mut p) = (start.clone(), start);
+    for _ in 0..40 {
+        levels
+            .advance(|next, now, before| leapfrog_1d(&Serial, next, now, before, c2))
+            .unwrap();
+        let mut pnew = vec![0.0; n];
+        for i in 1..n - 1 {
+            pnew[i] = 2.0 * p[i] - pold[i] + c2 * (p[i - 1] - 2.0 * p[i] + p[i + 1]);
+        }
+        pold = std::mem::replace(&mut p, pnew);
+    }
+    assert_eq!(levels.current().as_slice(), &p[..]);
+    assert_eq!(levels.previous().as_slice(), &pold[..]);
+    assert!(levels.current().max_abs() > 0.1);
+    let before = levels.current().as_slice().to_vec();
+    let failed = levels.advance(|_, _, _| -> ppstencil::Result<()> {
+        Err(ppstencil::Error::invalid("step", "x", "a test failure"))
+    });
+    assert!(failed.is_err());
+    assert_eq!(levels.current().as_slice(), &before[..]);
 }

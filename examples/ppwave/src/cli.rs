@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ppstencil::receivers::ReceiverLine;
-use ppstencil::wave::{Boundary, Layer, PmlParams, SourceMode, TimeBlock};
+use ppstencil::solver::{Boundary, Layer, PmlParams, SourceMode, TimeBlock};
 use ppstencil::{Arithmetic, Numerics, StepKernels, Subnormals, WaveConfig};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -213,8 +213,8 @@ mod tests {
         assert_eq!(a.velocity, Some(PathBuf::from("/abs/v.npy")));
         assert_eq!(
             a.time_block,
-            Some(ppstencil::wave::TimeBlock::Fixed(
-                ppstencil::wave::BlockPlan {
+            Some(ppstencil::solver::TimeBlock::Fixed(
+                ppstencil::solver::BlockPlan {
                     depth: 8,
                     band: 16,
                     tile: None
@@ -223,7 +223,7 @@ mod tests {
         );
         // A depth may be written as a number.
         let b = parse("time-block = 4", "t.toml", None).expect("parses");
-        assert_eq!(b.time_block, Some(ppstencil::wave::TimeBlock::Depth(4)));
+        assert_eq!(b.time_block, Some(ppstencil::solver::TimeBlock::Depth(4)));
         // Every key was set: serialising gives back exactly the key list.
         let json = serde_json::to_value(&a).expect("serialises");
         let mut keys: Vec<&str> = json

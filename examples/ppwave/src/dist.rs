@@ -49,8 +49,8 @@ mod with_mpi {
     use ppstencil::dist::mpi::topology::SimpleCommunicator;
     use ppstencil::dist::mpi::traits::*;
     use ppstencil::dist::{mpi, Decomposition, DistributedSimulator};
+    use ppstencil::solver::RunStats;
     use ppstencil::solver::{Dims, WaveKernels};
-    use ppstencil::wave::RunStats;
     use ppstencil::{io, ExecutionSpace, HostField, MemSpaceHost, Rayon, Real, Serial};
 
     /// Prints `e` as `main` would, prefixed with the rank, and stops every rank.

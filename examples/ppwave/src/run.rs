@@ -8,7 +8,7 @@ use crate::BadInput;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use ppstencil::model::VelocityModel;
-use ppstencil::wave::{cfl_limit_for, RunStats};
+use ppstencil::solver::{cfl_limit_for, RunStats};
 use ppstencil::{io, ExecutionSpace, HostField, Rayon, Real, Serial, WaveConfig, WaveSimulator};
 use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
@@ -474,7 +474,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         ));
     }
     {
-        use ppstencil::wave::Boundary;
+        use ppstencil::solver::Boundary;
         let kind = o.boundary.map(Boundary::from);
         if config.absorb == 0 && matches!(kind, Some(Boundary::Pml | Boundary::Sponge)) {
             let name = config.boundary.name();
@@ -501,7 +501,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
             }
         }
     }
-    if o.source_delay.is_some() && config.source_mode != ppstencil::wave::SourceMode::Add {
+    if o.source_delay.is_some() && config.source_mode != ppstencil::solver::SourceMode::Add {
         return Err(origin(BadInput(
             "--source-delay applies only to --source-mode add (the paper's set mode starts the wavelet at its peak); add --source-mode add or drop --source-delay".into(),
         ).into()));
@@ -561,18 +561,18 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     let layer = config.layer();
     o.boundary = Some(match layer {
         None => crate::cli::BoundaryArg::Rigid,
-        Some(ppstencil::wave::Boundary::Sponge) => crate::cli::BoundaryArg::Sponge,
+        Some(ppstencil::solver::Boundary::Sponge) => crate::cli::BoundaryArg::Sponge,
         Some(_) => crate::cli::BoundaryArg::Pml,
     });
-    let pml = (layer == Some(ppstencil::wave::Boundary::Pml)).then_some(config.pml);
+    let pml = (layer == Some(ppstencil::solver::Boundary::Pml)).then_some(config.pml);
     o.pml_r = pml.map(|p| p.reflection);
     o.pml_degree = pml.map(|p| p.degree);
     o.pml_alpha = pml.map(|p| p.alpha_max(config.fpeak));
     o.source_mode = Some(match config.source_mode {
-        ppstencil::wave::SourceMode::Set => crate::cli::SourceModeArg::Set,
-        ppstencil::wave::SourceMode::Add => crate::cli::SourceModeArg::Add,
+        ppstencil::solver::SourceMode::Set => crate::cli::SourceModeArg::Set,
+        ppstencil::solver::SourceMode::Add => crate::cli::SourceModeArg::Add,
     });
-    if config.source_mode == ppstencil::wave::SourceMode::Add {
+    if config.source_mode == ppstencil::solver::SourceMode::Add {
         o.source_delay = Some(config.source_delay());
     }
     o.precision = Some(o.precision());
@@ -748,14 +748,14 @@ pub(crate) fn write_seismogram<T: Real>(
 /// (`band_trials`: each band with its least milliseconds per step; null when not tuned), the
 /// plan above being the one kept.
 pub(crate) fn time_blocking_json(
-    blocking: Option<&ppstencil::wave::Blocking>,
+    blocking: Option<&ppstencil::solver::Blocking>,
     tuner: Option<&ppstencil::solver::tuning::BandTuner>,
     dims: usize,
 ) -> serde_json::Value {
     let what = blocking.map(|b| b.to_string());
     let cache = ppstencil::exec::cache_sizes();
     let mut json = match blocking {
-        Some(ppstencil::wave::Blocking::On(p)) => {
+        Some(ppstencil::solver::Blocking::On(p)) => {
             let band = if dims == 3 {
                 "band_planes"
             } else {
@@ -920,7 +920,7 @@ pub fn simulate<E: ExecutionSpace, T: Real>(
         "boundary": config.layer().map_or("rigid", |b| b.name()),
         "pml": pml_json(config),
         "source_mode": config.source_mode.name(),
-        "source_delay": (config.source_mode == ppstencil::wave::SourceMode::Add).then(|| config.source_delay()),
+        "source_delay": (config.source_mode == ppstencil::solver::SourceMode::Add).then(|| config.source_delay()),
         "receivers": config.receivers.len(),
         "snapshot_every": config.snapshot_every,
         "time_block": config.time_block.name(),
@@ -1005,7 +1005,7 @@ pub(crate) fn numerics_json(config: &WaveConfig, backend: Backend) -> serde_json
 }
 
 pub(crate) fn pml_json(config: &WaveConfig) -> Option<serde_json::Value> {
-    (config.layer() == Some(ppstencil::wave::Boundary::Pml)).then(|| {
+    (config.layer() == Some(ppstencil::solver::Boundary::Pml)).then(|| {
         serde_json::json!({
             "reflection": config.pml.reflection,
             "degree": config.pml.degree,

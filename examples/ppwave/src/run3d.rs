@@ -10,7 +10,7 @@ use crate::run::{progress_bar, step_digits, Plan, RunSummary};
 use anyhow::Context;
 use ppstencil::model::VelocityModel;
 use ppstencil::receivers::Seismogram;
-use ppstencil::wave::cfl_limit_in;
+use ppstencil::solver::cfl_limit_in;
 use ppstencil::{io, ExecutionSpace, HostField, Real, WaveConfig, WaveSimulator};
 use std::io::Write;
 

@@ -22,7 +22,7 @@ use crate::output::OutputDir;
 use crate::run::{flag_error, Plan, RunSummary};
 use crate::BadInput;
 use anyhow::Context;
-use ppstencil::wave::RunStats;
+use ppstencil::solver::RunStats;
 use ppstencil::{io, ExecutionSpace, HostField, Rayon, Real, Serial, WaveConfig, WaveSimulator};
 use std::path::Path;
 #[cfg(feature = "mpi")]

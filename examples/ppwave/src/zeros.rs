@@ -5,7 +5,7 @@
 //! cannot mean anything, a refusal naming the flag to change.
 
 use crate::BadInput;
-use ppstencil::wave::SourceMode;
+use ppstencil::solver::SourceMode;
 use ppstencil::WaveConfig;
 
 /// Half-widths of the Ricker wavelet, in periods `1 / fpeak`, beyond which it is below a

@@ -5,7 +5,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use ppstencil::wave::Layer;
+use ppstencil::solver::Layer;
 use ppstencil::{HostField, WaveConfig};
 use ppwave::figures::field::{velocity_figure, wavefield_figure, Backdrop};
 use ppwave::figures::gather::{gather_figure, GatherGain, GATHER_SIZE};

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ppstencil::wave::SourceMode;
+use ppstencil::solver::SourceMode;
 use ppstencil::{Rayon, StepKernels, WaveConfig, WaveSimulator};
 
 #[test]

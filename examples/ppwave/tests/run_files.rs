@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use ppstencil::model::VelocityModel;
 use ppstencil::receivers::ReceiverLine;
-use ppstencil::wave::Layer;
+use ppstencil::solver::Layer;
 use ppstencil::{io, HostField, StepKernels, WaveConfig};
 
 #[test]

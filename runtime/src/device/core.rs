@@ -495,7 +495,12 @@ macro_rules! device_space {
 
         impl $crate::MemorySpace for $mem {
             const NAME: &'static str = $name;
+            const HOST: bool = false;
             type Buffer<T: $crate::Real> = $crate::device::DeviceBuffer<$mem, T>;
+
+            fn host_slice<T: $crate::Real>(_buf: &Self::Buffer<T>) -> Option<&[T]> {
+                None
+            }
 
             fn allocate<T: $crate::Real>(len: usize) -> $crate::Result<Self::Buffer<T>> {
                 $crate::device::core::allocate::<$driver, $mem, T>($name, len)

@@ -36,7 +36,12 @@ macro_rules! unavailable_space {
 
         impl MemorySpace for $mem {
             const NAME: &'static str = $name;
+            const HOST: bool = false;
             type Buffer<T: Real> = Unavailable<T>;
+
+            fn host_slice<T: Real>(buf: &Unavailable<T>) -> Option<&[T]> {
+                match buf.never {}
+            }
 
             fn allocate<T: Real>(_len: usize) -> Result<Unavailable<T>> {
                 Err(Self::unavailable())

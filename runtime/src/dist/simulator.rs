@@ -16,9 +16,9 @@ use crate::kernels::{FdPxx, FdPzz, FdTime};
 use crate::launch::{axes, launch_in_region};
 use crate::receivers::Seismogram;
 use crate::solver::{
-    absorbing_eta, layer_depth, non_finite, pml_boxes, position_words, side_velocities,
-    source_sample, Boundary, Dims, Pml, PmlBox, PmlRows, SourceMode, StepKernels, WaveConfig,
-    WaveKernels, FINITE_CHECK_EVERY, PML_HALO, PML_RADIUS,
+    absorbing_eta, layer_depth, non_finite, pml_boxes, position_words, side_velocities, Boundary,
+    Dims, Pml, PmlBox, PmlRows, SourceMode, StepKernels, WaveConfig, WaveKernels,
+    FINITE_CHECK_EVERY, PML_HALO, PML_RADIUS,
 };
 use crate::{Error, ExecutionSpace, MemSpaceHost, Param, Real, Result, ScalarField};
 use mpi::datatype::Equivalence;
@@ -232,7 +232,7 @@ where
         let src_global = d_point::<D>([c.src_z, c.src_y, c.src_x]);
         let v_src = T::lit(c.velocity_at_zyx([c.src_z, c.src_y, c.src_x])).to_f64();
         let wavelet: Vec<T> = (0..c.nt)
-            .map(|it| source_sample::<T>(&c, v_src, it))
+            .map(|it| c.source_sample::<T>(v_src, it))
             .collect();
         let inside = |g: [usize; D]| (0..D).all(|a| own[a].contains(&g[a]));
         let to_l = |g: [usize; D]| -> [usize; D] { std::array::from_fn(|a| g[a] - origin[a]) };
@@ -304,7 +304,7 @@ where
                         .filter(|b| !is_empty(&b.region))
                         .collect()
                 };
-                Some(Pml::<MemSpaceHost, T, D>::prepare_part(
+                Some(Pml::<E, T, D>::prepare_part(
                     &c,
                     &v,
                     &side_velocities(shape, c.absorb, |g| {
@@ -523,11 +523,7 @@ where
             nt: c.nt,
             nrec,
             dt: c.dt,
-            positions: c
-                .receiver_points()
-                .iter()
-                .map(|&[z, _, x]| (z, x))
-                .collect(),
+            positions: c.receiver_points(),
             data: vec![],
         };
         if self.rank() != 0 {

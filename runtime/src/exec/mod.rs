@@ -20,7 +20,8 @@ pub use cache::{
 pub use numerics::{numerics, with_numerics, Arithmetic, Numerics, Subnormals};
 pub use simd::{fma_available, simd, simd_for, vectorized, Simd, SIMD_ENV};
 
-use crate::launch::{Group, Region, Stencil, Window};
+use crate::geometry::{Region, Window};
+use crate::launch::{Group, Stencil};
 use crate::memory::HostBuffer;
 use crate::{Error, MemSpaceHost, MemorySpace, Param, Real, Result};
 use std::sync::Arc;

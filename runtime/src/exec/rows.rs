@@ -9,7 +9,7 @@
 
 use super::numerics::{numerics, Arithmetic, FlushScope, Subnormals};
 use super::{cache_sizes, simd, vectorized, Simd};
-use crate::launch::Region;
+use crate::geometry::Region;
 use crate::Real;
 use std::marker::PhantomData;
 use std::sync::OnceLock;

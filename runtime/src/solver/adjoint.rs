@@ -56,7 +56,6 @@ use super::simulator::sponge_eta;
 use crate::kernels::adjoint::{fd_adjoint_image_nd, fd_adjoint_kq_nd, fd_adjoint_step_nd};
 use crate::launch::launch_in_region;
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
-use std::any::Any;
 use std::ops::Range;
 
 /// A host field of `D` dimensions.
@@ -478,19 +477,19 @@ fn sample<M: MemorySpace, T: Real, const D: usize>(
     if points.is_empty() {
         return Ok(());
     }
-    let host: &HostFieldN<T, D> = match (p as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
-        Some(h) => h,
+    let values = match p.host_values() {
+        Some(values) => values,
         None => {
             let h = match scratch {
                 Some(h) => h,
                 None => scratch.insert(HostFieldN::zeros(p.shape())?),
             };
             p.copy_to_host(h.as_mut_slice())?;
-            h
+            h.as_slice()
         }
     };
     for (o, &k) in out.iter_mut().zip(points) {
-        *o = host.as_slice()[k];
+        *o = values[k];
     }
     Ok(())
 }

@@ -40,7 +40,7 @@ pub trait WaveKernels<const D: usize> {
     /// `a`, `b` per axis (each x first).
     type PmlUpdate: Stencil;
 
-    /// One of the PML's kernels on `region`, a box of the layer ([`PmlBox`](super::PmlBox))
+    /// One of the PML's kernels on `region`, a box of the layer (a face, edge or corner)
     /// in the layer along `axes` (outermost first), as a member of a
     /// [group launch](crate::launch::launch_group) writing the group's fields `outs` and
     /// reading `ins`: the first kernel (`update` false) or the second. On a face (one axis)

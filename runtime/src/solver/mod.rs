@@ -1,5 +1,10 @@
-//! The proof-of-concept algorithm: a 2D acoustic wave simulator, generic over the execution
-//! space (the paper's `WaveSimulator<ExecSpace>`).
+//! The proof-of-concept algorithm: an acoustic wave simulator in 2D (`nz × nx`) and 3D
+//! (`nz × ny × nx`, [`WaveSimulator`]`<E, T, 3>` with [`WaveConfig::ny`] > 1), generic over
+//! the execution space (the paper's `WaveSimulator<ExecSpace>`). A 3D run has the same
+//! options and step API; it takes `(z, y, x)` receivers ([`WaveConfig::receivers_3d`],
+//! [`WaveSimulator::add_receiver_3d`], or a receiver line with a plane `Z:Y:X0:X1:STEP`) and
+//! its grid and source are set with [`WaveSimulator::set_dimensions_3d`] and
+//! [`WaveSimulator::set_source_position_3d`].
 //!
 //! Second order in time, fourth order in space by default (any even order from 2 to 16 with
 //! [`WaveConfig::space_order`]). Each step runs `add_source → fd_pzz → fd_pxx → fd_time` (the
@@ -13,7 +18,7 @@
 //! - [`WaveConfig::absorb`]: an absorbing layer of that many cells on every side, of the kind
 //!   [`WaveConfig::boundary`] says: a convolutional PML (the default, `pml.rs`, see
 //!   [`PmlParams`]) or a sponge, a damping term `η p_t` whose strength grows quadratically
-//!   into the layer (see [`absorbing_eta`]).
+//!   into the layer (`physics.rs`).
 //! - [`WaveConfig::source_mode`]: [`SourceMode::Set`] (the paper) or [`SourceMode::Add`], a
 //!   delayed Ricker wavelet injected as a point source of the discretised equation.
 //! - [`WaveConfig::receivers`]: traces recorded every step, read back with
@@ -56,18 +61,17 @@ pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 pub use dims::{Dims, WaveKernels};
 pub use physics::{
-    absorbing_eta, cfl_limit, cfl_limit_for, cfl_limit_in, check_space_order, ricker,
-    ricker_delayed, second_derivative_weights, ABSORB_STRENGTH, DEFAULT_SPACE_ORDER,
-    MAX_SPACE_ORDER, MIN_SPACE_ORDER,
+    cfl_limit, cfl_limit_for, cfl_limit_in, check_space_order, ricker, ricker_delayed,
+    DEFAULT_SPACE_ORDER, MAX_SPACE_ORDER, MIN_SPACE_ORDER,
 };
 pub use pml::{
-    layer_boxes, pml_boxes, pml_profile, PmlBox, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK,
-    DEFAULT_PML_DEGREE, DEFAULT_PML_R, MAX_PML_DEGREE, PML_HALO, PML_RADIUS,
+    pml_profile, PmlParams, DEFAULT_PML_ALPHA_OVER_PI_FPEAK, DEFAULT_PML_DEGREE, DEFAULT_PML_R,
+    MAX_PML_DEGREE,
 };
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
 #[cfg(feature = "mpi")]
 pub(crate) use {
-    physics::{layer_depth, source_sample},
-    pml::{side_velocities, Pml, PmlRows},
+    physics::{absorbing_eta, layer_depth},
+    pml::{layer_boxes, pml_boxes, side_velocities, Pml, PmlBox, PmlRows, PML_HALO, PML_RADIUS},
     simulator::{non_finite, position_words},
 };

@@ -2,7 +2,6 @@
 //! Ricker source wavelets and the absorbing layer's damping profile. Pure functions of their
 //! arguments; nothing here allocates fields or runs kernels (see `simulator.rs`).
 
-use super::config::{SourceMode, WaveConfig};
 use crate::{Error, Param, Real, Result};
 
 /// The default space order (the paper's).
@@ -12,7 +11,7 @@ pub const DEFAULT_SPACE_ORDER: usize = 4;
 /// `η_max = ABSORB_STRENGTH · v / (N · dh)` for a layer of `N` cells (see [`absorbing_eta`]).
 /// Chosen by measurement (tests/tests/solver_absorb.rs): among 3, 6, 10, 20 and 30 it
 /// reflects least for layers 2 to 3 peak wavelengths wide.
-pub const ABSORB_STRENGTH: f64 = 20.0;
+pub(crate) const ABSORB_STRENGTH: f64 = 20.0;
 
 include!(concat!(env!("OUT_DIR"), "/fd_weights.rs"));
 
@@ -38,14 +37,7 @@ pub fn check_space_order(order: usize) -> Result<()> {
 /// Central second-derivative weights `[w0, w1, ..., wm]` of an even `order` (`m = order/2`):
 /// the weights the kernels are generated with (Fornberg's algorithm in kernels-gen, exact
 /// fractions rounded once to `f64`), read from a table the build script writes.
-///
-/// ```
-/// let w = ppstencil::solver::second_derivative_weights(4)?;
-/// assert_eq!(w, [-5.0 / 2.0, 4.0 / 3.0, -1.0 / 12.0]); // the paper's c0, c1, c2
-/// assert!(ppstencil::solver::second_derivative_weights(5).is_err());
-/// # Ok::<(), ppstencil::Error>(())
-/// ```
-pub fn second_derivative_weights(order: usize) -> Result<&'static [f64]> {
+pub(crate) fn second_derivative_weights(order: usize) -> Result<&'static [f64]> {
     match FD_WEIGHTS.iter().find(|(o, _)| *o == order) {
         Some((_, w)) => Ok(w),
         None => Err(Error::invalid(
@@ -123,7 +115,7 @@ pub(super) fn ricker_delayed_sample(it: usize, dt: f64, fpeak: f64, delay: f64) 
 /// a wave crossing the layer at normal incidence is attenuated by about
 /// `exp(-ABSORB_STRENGTH / 6)` in amplitude (`∫ η / 2v dx`), so `exp(-ABSORB_STRENGTH / 3)`
 /// out and back (when `η` is small against the wave's angular frequency).
-pub fn absorbing_eta(d: usize, width: usize, v: f64, dh: f64, dt: f64) -> f64 {
+pub(crate) fn absorbing_eta(d: usize, width: usize, v: f64, dh: f64, dt: f64) -> f64 {
     if d == 0 || width == 0 {
         return 0.0;
     }
@@ -166,23 +158,38 @@ pub(super) fn ricker_sample<T: Real>(it: usize, dt: f64, fpeak: f64) -> T {
     (T::lit(1.0) - T::lit(2.0) * a) * (-a).exp()
 }
 
-/// Sample `it` of the source term of `c` in `T`: [`ricker`] for [`SourceMode::Set`], the
-/// delayed wavelet scaled by `dt² v_src² / dh²` (2D) or `dt² v_src² / dh³` (3D) for
-/// [`SourceMode::Add`] (`v_src`: the velocity at the source; the point source's delta is
-/// `1 / dh^dims` on the grid).
-pub(crate) fn source_sample<T: Real>(c: &WaveConfig, v_src: f64, it: usize) -> T {
-    match c.source_mode {
-        SourceMode::Set => ricker_sample::<T>(it, c.dt, c.fpeak),
-        SourceMode::Add => {
-            let cell = if c.dims() == 3 {
-                c.dh * c.dh * c.dh
-            } else {
-                c.dh * c.dh
-            };
-            let scale = c.dt * c.dt * v_src * v_src / cell;
-            T::lit(scale * ricker_delayed_sample(it, c.dt, c.fpeak, c.source_delay()))
-        }
+/// The numbers a run's source term depends on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SourceTerm {
+    /// Whether the wavelet is added as a point source (`SourceMode::Add`) rather than set.
+    pub(crate) add: bool,
+    /// Time step, s.
+    pub(crate) dt: f64,
+    /// Grid spacing, m.
+    pub(crate) dh: f64,
+    /// Peak frequency of the Ricker wavelet, Hz.
+    pub(crate) fpeak: f64,
+    /// Delay of the added wavelet, s.
+    pub(crate) delay: f64,
+    /// Dimensions of the grid (2 or 3).
+    pub(crate) dims: usize,
+}
+
+/// Sample `it` of the source term `s` in `T`: [`ricker`] when the wavelet is set, the
+/// delayed wavelet scaled by `dt² v_src² / dh²` (2D) or `dt² v_src² / dh³` (3D) when it is
+/// added (`v_src`: the velocity at the source; the point source's delta is `1 / dh^dims` on
+/// the grid).
+pub(crate) fn source_sample<T: Real>(s: &SourceTerm, v_src: f64, it: usize) -> T {
+    if !s.add {
+        return ricker_sample::<T>(it, s.dt, s.fpeak);
     }
+    let cell = if s.dims == 3 {
+        s.dh * s.dh * s.dh
+    } else {
+        s.dh * s.dh
+    };
+    let scale = s.dt * s.dt * v_src * v_src / cell;
+    T::lit(scale * ricker_delayed_sample(it, s.dt, s.fpeak, s.delay))
 }
 
 /// The smallest positive normal number of `T` (as f64): values below it lose precision
@@ -199,4 +206,26 @@ pub(super) fn min_normal<T: Real>() -> f64 {
 pub(super) fn is_normal_in<T: Real>(x: f64) -> bool {
     let r = T::lit(x).to_f64().abs();
     r.is_finite() && r >= min_normal::<T>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table's order-4 weights are the paper's `c0, c1, c2`; an odd order is refused.
+    #[test]
+    fn order_4_weights_are_the_papers() {
+        let w = second_derivative_weights(4).unwrap();
+        assert_eq!(w, [-5.0 / 2.0, 4.0 / 3.0, -1.0 / 12.0]);
+        assert!(second_derivative_weights(5).is_err());
+    }
+
+    /// The damping at the layer's outer cell is `ABSORB_STRENGTH v / (width dh) · dt / 2`
+    /// (by hand: 20 · 2000 / (10 · 5) · 1e-3 / 2 = 0.4), a quarter of it halfway, 0 outside.
+    #[test]
+    fn absorbing_eta_is_quadratic_in_depth() {
+        assert!((absorbing_eta(10, 10, 2000.0, 5.0, 1e-3) - 0.4).abs() < 1e-15);
+        assert!((absorbing_eta(5, 10, 2000.0, 5.0, 1e-3) - 0.1).abs() < 1e-15);
+        assert_eq!(absorbing_eta(0, 10, 2000.0, 5.0, 1e-3), 0.0);
+    }
 }

@@ -32,7 +32,6 @@ use super::dims::{Dims, WaveKernels};
 use crate::launch::{Arg, GroupPlan};
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
 use smallvec::{smallvec, SmallVec};
-use std::any::Any;
 use std::ops::Range;
 
 /// Default target reflection coefficient `R` of the PML (amplitude, normal incidence).
@@ -45,7 +44,7 @@ pub const DEFAULT_PML_ALPHA_OVER_PI_FPEAK: f64 = 1.0;
 /// Largest accepted polynomial degree of the profile.
 pub const MAX_PML_DEGREE: f64 = 8.0;
 /// The PML kernels' radius: their derivatives are 4th order, whatever the interior's order.
-pub const PML_RADIUS: usize = 2;
+pub(crate) const PML_RADIUS: usize = 2;
 
 /// The PML's profile parameters (see the module docs for the formulas).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -156,14 +155,7 @@ pub fn pml_profile(
 /// whole range along the axes after it, so the faces, edges and corners of the box are
 /// covered once: in 2D, the top and bottom strips with the corners, then the left and right
 /// strips between them; in 3D, six slabs.
-///
-/// ```
-/// use ppstencil::solver::layer_boxes;
-/// let b = layer_boxes([10, 12], 3, 1);
-/// assert_eq!(b, vec![[1..3, 1..11], [7..9, 1..11], [3..7, 1..3], [3..7, 9..11]]);
-/// assert!(layer_boxes([10, 12], 1, 1).is_empty());
-/// ```
-pub fn layer_boxes<const D: usize>(
+pub(crate) fn layer_boxes<const D: usize>(
     shape: [usize; D],
     width: usize,
     edge: usize,
@@ -190,7 +182,7 @@ pub fn layer_boxes<const D: usize>(
 /// One box of the PML's layer ([`pml_boxes`]): its ranges, and the axes along which its
 /// points lie in the layer (one on a face, two on an edge of a 3D box, all on a corner).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PmlBox<const D: usize> {
+pub(crate) struct PmlBox<const D: usize> {
     /// The box's ranges, outermost axis first.
     pub region: [Range<usize>; D],
     /// The axes along which the box is in the layer, outermost first (`[0]`: the top and
@@ -206,18 +198,11 @@ pub struct PmlBox<const D: usize> {
 /// kernels (`pml_psi_x`, ...): they move half the bytes of the full ones in 2D, a third in
 /// 3D; on an edge of a 3D box (two axes) it runs the two-axis kernels (`pml_psi_3d_xy`, ...),
 /// two thirds; the full kernels only on the corners.
-///
-/// ```
-/// use ppstencil::solver::pml_boxes;
-/// let b = pml_boxes([10, 12], 3, 1);
-/// assert_eq!(b.len(), 8);
-/// assert_eq!((b[0].region.clone(), b[0].axes.clone()), ([1..3, 1..3], vec![0, 1])); // a corner
-/// assert_eq!((b[1].region.clone(), b[1].axes.clone()), ([1..3, 3..9], vec![0])); // the top face
-/// assert_eq!((b[3].region.clone(), b[3].axes.clone()), ([3..7, 1..3], vec![1])); // the left face
-/// let edge = &pml_boxes([10, 10, 12], 3, 1)[1]; // planes and rows in the layer, columns not
-/// assert_eq!((edge.region.clone(), edge.axes.clone()), ([1..3, 1..3, 3..9], vec![0, 1]));
-/// ```
-pub fn pml_boxes<const D: usize>(shape: [usize; D], width: usize, edge: usize) -> Vec<PmlBox<D>> {
+pub(crate) fn pml_boxes<const D: usize>(
+    shape: [usize; D],
+    width: usize,
+    edge: usize,
+) -> Vec<PmlBox<D>> {
     let mut boxes = Vec::new();
     if width <= edge || shape.iter().any(|&n| n < 2 * width) {
         return boxes;
@@ -296,12 +281,12 @@ fn depth(i: usize, n: usize, width: usize) -> usize {
 /// grid row (the x faces cost half as much). The 1D profiles spare the faces streaming `a`
 /// and `b` at every point of the slab, about 2.5 % of the rigid step on the paper grid
 /// (`docs/design/0012-pml-storage-and-profiles.md`).
-pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
+pub(crate) struct Pml<E: ExecutionSpace, T: Real, const D: usize> {
     /// Index `2 k + side` (side 0 low, 1 high); `None` where a part of the grid (a rank's
     /// fields in a distributed run) does not reach that side's slab.
-    layer: Vec<Option<LayerFields<M, T, D>>>,
+    layer: Vec<Option<LayerFields<E::Memory, T, D>>>,
     /// `(dt/dh)² v²` for the split kernels (the fused step brings its own).
-    kv2: Option<ScalarField<M, T, D>>,
+    kv2: Option<ScalarField<E::Memory, T, D>>,
     /// Where `psi` is computed: the boxes of the layer ([`pml_boxes`]), or for a part of
     /// the grid the layer's boxes cut to the part's points and the [`PML_RADIUS`] cells
     /// around them.
@@ -309,15 +294,17 @@ pub(crate) struct Pml<M: crate::MemorySpace, T: Real, const D: usize> {
     /// Where `zeta` and the pressure are updated: the boxes of the layer, inside the
     /// interior's zero border (for a part of the grid, cut to its points).
     boxes: Vec<PmlBox<D>>,
-    /// The checked launches of [`step`](Self::step) (`[GroupPlan<E, T, D>; 2]` for its
-    /// execution space `E`), per range of the second axis and interior step it was called
+    /// The checked launches of [`step`](Self::step), per range of the second axis and interior step it was called
     /// with: one serves every band of a 2D blocked run (each band launches it on its rows),
     /// one per tile in 3D. Checking the groups at every call costs 3-4 % of the step on
     /// two threads, and a plan per band, each cold by the time its band comes round again,
     /// about 2 % more (`docs/design/0012-pml-storage-and-profiles.md`). At most
     /// [`MAX_PLANS`] are kept.
-    plans: Vec<(PlanKey<D>, Box<dyn Any + Send + Sync>)>,
+    plans: Vec<(PlanKey<D>, Plans<E, T, D>)>,
 }
+
+/// The two groups of one call of [`Pml::step`], checked.
+type Plans<E, T, const D: usize> = [GroupPlan<E, T, D>; 2];
 
 /// What [`Pml::step`]'s groups depend on besides the fields' shapes: the range of the second
 /// axis (`PmlRows`' columns, or rows in 3D) and the interior step's space order and box, the
@@ -364,9 +351,9 @@ impl PmlRows {
 /// The halo a part of the grid needs for its PML (distributed runs): the update of a point
 /// reads `psi` [`PML_RADIUS`] cells away, and each `psi` reads the pressure [`PML_RADIUS`]
 /// cells further; a part computes those `psi` itself rather than exchanging them.
-pub const PML_HALO: usize = 2 * PML_RADIUS;
+pub(crate) const PML_HALO: usize = 2 * PML_RADIUS;
 
-impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
+impl<E: ExecutionSpace, T: Real, const D: usize> Pml<E, T, D> {
     /// The PML of `c` (`c.absorb` cells, `c.pml` parameters) for the velocity model `v` (host)
     /// with the interior's zero border `edge` cells wide; `own_kv2` with the split kernels.
     pub(crate) fn prepare(
@@ -452,7 +439,7 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                     let (pa, pb) = pml_profile(&c.pml, d, w, v_ref, c.dh, c.dt, c.fpeak);
                     (*ea, *eb) = (T::lit(pa), T::lit(pb));
                 }
-                let window = |h: &HostN<T, D>| -> Result<ScalarField<M, T, D>> {
+                let window = |h: &HostN<T, D>| -> Result<ScalarField<E::Memory, T, D>> {
                     Ok(ScalarField::from_host(h)?.with_origin(at))
                 };
                 layer.push(Some(LayerFields {
@@ -493,14 +480,14 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// in the layer's slabs across the outermost axis and read `psi` rows away. Every
     /// update thus reads `psi` of this step, and the result is that of the two passes over
     /// all boxes, bit for bit.
-    pub(crate) fn step<E: ExecutionSpace<Memory = M>>(
+    pub(crate) fn step(
         &mut self,
         space: &E,
-        pnew: &mut ScalarField<M, T, D>,
-        p: &ScalarField<M, T, D>,
-        kv2: Option<&ScalarField<M, T, D>>,
+        pnew: &mut ScalarField<E::Memory, T, D>,
+        p: &ScalarField<E::Memory, T, D>,
+        kv2: Option<&ScalarField<E::Memory, T, D>>,
         rows: &PmlRows,
-        interior: Option<Interior<'_, M, T, D>>,
+        interior: Option<Interior<'_, E::Memory, T, D>>,
     ) -> Result<()>
     where
         Dims<D>: WaveKernels<D>,
@@ -516,8 +503,8 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
         // read `p`, `kv2`, the interior's `pold`, then per side `a`, `b`. `at[i]`: where
         // side `i`'s fields are, as (psi, zeta, a, b) indices.
         let pnew_shape = pnew.shape();
-        let mut outs: Fields<&mut ScalarField<M, T, D>> = smallvec![pnew];
-        let mut ins: Fields<&ScalarField<M, T, D>> = smallvec![p, kv2];
+        let mut outs: Fields<&mut ScalarField<E::Memory, T, D>> = smallvec![pnew];
+        let mut ins: Fields<&ScalarField<E::Memory, T, D>> = smallvec![p, kv2];
         if let Some(i) = &interior {
             ins.push(i.pold);
         }
@@ -553,12 +540,11 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
             cols: rows.0[1].clone(),
             interior: interior.as_ref().map(|i| (i.order, i.region.clone())),
         };
-        type Plans<E, T, const D: usize> = [GroupPlan<E, T, D>; 2];
-        let found = (self.plans.iter()).position(|(k, p)| *k == key && p.is::<Plans<E, T, D>>());
+        let found = (self.plans.iter()).position(|(k, _)| *k == key);
         let i = match found {
             Some(i) => i,
             None => {
-                let plans = Self::plan::<E>(
+                let plans = Self::plan(
                     &self.psi_boxes,
                     &self.boxes,
                     &outs,
@@ -567,19 +553,14 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
                     &rows.0[1],
                     &interior,
                 )?;
-                // A plan for another space under the same key is replaced.
-                self.plans.retain(|(k, _)| *k != key);
                 if self.plans.len() >= MAX_PLANS {
                     self.plans.clear();
                 }
-                self.plans.push((key, Box::new(plans)));
+                self.plans.push((key, plans));
                 self.plans.len() - 1
             }
         };
-        let plans = self.plans[i]
-            .1
-            .downcast_ref::<Plans<E, T, D>>()
-            .expect("planned above");
+        let plans = &self.plans[i].1;
         plans[0].launch_planes(space, &mut outs, &ins, planes.clone())?;
         plans[1].launch_planes(space, &mut outs, &ins, planes)?;
         Ok(())
@@ -589,14 +570,14 @@ impl<M: crate::MemorySpace, T: Real, const D: usize> Pml<M, T, D> {
     /// the launches cut them to their planes), checked against its fields `outs` and `ins`
     /// (`at`: where each side's fields are in them).
     #[allow(clippy::too_many_arguments)]
-    fn plan<E: ExecutionSpace<Memory = M>>(
+    fn plan(
         psi_boxes: &[PmlBox<D>],
         boxes: &[PmlBox<D>],
-        outs: &[&mut ScalarField<M, T, D>],
-        ins: &[&ScalarField<M, T, D>],
+        outs: &[&mut ScalarField<E::Memory, T, D>],
+        ins: &[&ScalarField<E::Memory, T, D>],
         at: &[Option<(usize, usize, usize, usize)>],
         cols: &Range<usize>,
-        interior: &Option<Interior<'_, M, T, D>>,
+        interior: &Option<Interior<'_, E::Memory, T, D>>,
     ) -> Result<[GroupPlan<E, T, D>; 2]>
     where
         Dims<D>: WaveKernels<D>,
@@ -708,6 +689,41 @@ pub(crate) struct Interior<'f, M: crate::MemorySpace, T: Real, const D: usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The layer's slabs of a 10 x 12 grid, 3 cells wide without the 1-cell border, by hand.
+    #[test]
+    fn layer_boxes_cover_the_layer_in_slabs() {
+        let b = layer_boxes([10, 12], 3, 1);
+        assert_eq!(
+            b,
+            vec![[1..3, 1..11], [7..9, 1..11], [3..7, 1..3], [3..7, 9..11]]
+        );
+        assert!(layer_boxes([10, 12], 1, 1).is_empty());
+    }
+
+    /// Corners, faces and a 3D edge of the PML's boxes, by hand.
+    #[test]
+    fn pml_boxes_are_corners_faces_and_edges() {
+        let b = pml_boxes([10, 12], 3, 1);
+        assert_eq!(b.len(), 8);
+        assert_eq!(
+            (b[0].region.clone(), b[0].axes.clone()),
+            ([1..3, 1..3], vec![0, 1])
+        ); // a corner
+        assert_eq!(
+            (b[1].region.clone(), b[1].axes.clone()),
+            ([1..3, 3..9], vec![0])
+        ); // the top face
+        assert_eq!(
+            (b[3].region.clone(), b[3].axes.clone()),
+            ([3..7, 1..3], vec![1])
+        ); // the left face
+        let edge = &pml_boxes([10, 10, 12], 3, 1)[1]; // planes and rows in the layer, columns not
+        assert_eq!(
+            (edge.region.clone(), edge.axes.clone()),
+            ([1..3, 1..3, 3..9], vec![0, 1])
+        );
+    }
 
     /// Each side's reference velocity is the largest in its slab of the layer, by hand: a
     /// 3 x 4 grid (width 1) with one fast point at (0, 3), and a 3D grid (width 2) with one

@@ -7,14 +7,13 @@
 use super::blocking::Blocking;
 use super::config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
-use super::physics::{absorbing_eta, layer_depth, source_sample};
+use super::physics::{absorbing_eta, layer_depth};
 use super::pml::{layer_boxes, Interior, Pml, PmlRows};
 use super::tuning::BandTuner;
 use crate::launch::launch_in_region;
 use crate::model::VelocityModel;
 use crate::receivers::{ReceiverLine, Seismogram};
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
-use std::any::Any;
 use std::time::{Duration, Instant};
 
 mod blocked;
@@ -23,7 +22,7 @@ mod blocked;
 type HostFieldN<T, const D: usize> = ScalarField<MemSpaceHost, T, D>;
 
 /// A prepared run: its parameters, its fields in the space and where it stands.
-struct Run<M: MemorySpace, T: Real, const D: usize> {
+struct Run<E: ExecutionSpace, T: Real, const D: usize> {
     /// The parameters the run was prepared with.
     config: WaveConfig,
     /// When [`WaveSimulator::prepare`] started.
@@ -31,19 +30,19 @@ struct Run<M: MemorySpace, T: Real, const D: usize> {
     /// Time steps run.
     done: usize,
     /// The pressure after `done` steps.
-    p: ScalarField<M, T, D>,
+    p: ScalarField<E::Memory, T, D>,
     /// The pressure one step earlier.
-    pold: ScalarField<M, T, D>,
+    pold: ScalarField<E::Memory, T, D>,
     /// The next pressure (scratch of one step).
-    pnew: ScalarField<M, T, D>,
+    pnew: ScalarField<E::Memory, T, D>,
     /// The other fields the step's kernels need.
-    work: StepFields<ScalarField<M, T, D>>,
+    work: StepFields<ScalarField<E::Memory, T, D>>,
     /// The layered velocity model in the space, when none was given with `set_velocity`.
-    layered: Option<ScalarField<M, T, D>>,
+    layered: Option<ScalarField<E::Memory, T, D>>,
     /// The absorbing layer's damping, when there is a layer.
-    eta: Option<ScalarField<M, T, D>>,
+    eta: Option<ScalarField<E::Memory, T, D>>,
     /// The PML, when there is one.
-    pml: Option<Pml<M, T, D>>,
+    pml: Option<Pml<E, T, D>>,
     /// `(dt / dh)²`.
     dtdh2: T,
     /// The source term of every step.
@@ -102,6 +101,29 @@ pub struct RunStats {
 /// assert_eq!(p[(0, 0)], 0.0); // the border never moves
 /// # Ok::<(), ppstencil::Error>(())
 /// ```
+///
+/// A 3D run: `D = 3`, a grid of `nz × ny × nx` points and `(z, y, x)` positions.
+///
+/// ```
+/// use ppstencil::{Serial, WaveSimulator};
+/// let mut sim = WaveSimulator::<Serial, f32, 3>::new(Serial);
+/// sim.set_dimensions_3d(24, 20, 28)
+///     .set_time_steps(20)
+///     .set_source_position_3d(12, 10, 14)
+///     .set_time_step(0.001)
+///     .set_space_step(10.0)
+///     .set_vmin(2000.0)
+///     .clear_velocity_layers()
+///     .clear_receivers()
+///     .add_receiver_3d(12, 10, 20);
+/// sim.run()?;
+/// let p = sim.wavefield_host()?; // a HostField<f32, 3>
+/// assert_eq!(p.shape(), [24, 20, 28]);
+/// assert!(p.max_abs() > 0.0);
+/// assert_eq!(p[(0, 10, 14)], 0.0); // the border never moves
+/// assert_eq!(sim.seismogram().unwrap().nrec, 1);
+/// # Ok::<(), ppstencil::Error>(())
+/// ```
 pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     space: E,
     config: WaveConfig,
@@ -109,7 +131,7 @@ pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     velocity_max: f64,
     wavefield: Option<ScalarField<E::Memory, T, D>>,
     seismogram: Option<Seismogram<T>>,
-    run: Option<Run<E::Memory, T, D>>,
+    run: Option<Run<E, T, D>>,
     blocking: Option<Blocking>,
     /// The band of the last prepared run's `auto` blocking, chosen by timing (`tuning.rs`).
     tuner: Option<BandTuner>,
@@ -124,18 +146,17 @@ fn sample_receivers<M: MemorySpace, T: Real, const D: usize>(
     out: &mut [T],
     scratch: &mut Option<HostFieldN<T, D>>,
 ) -> Result<()> {
-    let host: &HostFieldN<T, D> = match (p as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
-        Some(h) => h,
+    let values = match p.host_values() {
+        Some(values) => values,
         None => {
             let h = match scratch {
                 Some(h) => h,
                 None => scratch.insert(HostFieldN::zeros(p.shape())?),
             };
             p.copy_to_host(h.as_mut_slice())?;
-            h
+            h.as_slice()
         }
     };
-    let values = host.as_slice();
     for (o, &k) in out.iter_mut().zip(points) {
         *o = values[k];
     }
@@ -188,7 +209,7 @@ fn fused_source_pml<E: ExecutionSpace, T: Real, const D: usize>(
     out: &mut ScalarField<E::Memory, T, D>,
     [level, before, kv2]: [&ScalarField<E::Memory, T, D>; 3],
     add: Option<(T, [usize; D])>,
-    pml: Option<&mut Pml<E::Memory, T, D>>,
+    pml: Option<&mut Pml<E, T, D>>,
     rows: &PmlRows,
 ) -> Result<()>
 where
@@ -230,8 +251,7 @@ fn check_finite<M: MemorySpace, T: Real, const D: usize>(
     let whole = step.is_multiple_of(FINITE_CHECK_EVERY) || step == c.nt;
     let first_bad = |values: &[T]| values.iter().position(|v| !v.to_f64().is_finite());
     let at = |k: usize| position_words(k, [c.nz, c.ny, c.nx], c.dims());
-    if let Some(host) = (p as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
-        let values = host.as_slice();
+    if let Some(values) = p.host_values() {
         let src = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
         if !values[src].to_f64().is_finite() {
             return Err(non_finite::<T>(
@@ -314,6 +334,23 @@ where
         self
     }
 
+    /// Sets a 3D grid of `nz × ny × nx` points (`ny` = 1 is a 2D grid); run it with
+    /// `D = 3` (`WaveSimulator<E, T, 3>`).
+    pub fn set_dimensions_3d(&mut self, nz: usize, ny: usize, nx: usize) -> &mut Self {
+        self.config.nz = nz;
+        self.config.ny = ny;
+        self.config.nx = nx;
+        self
+    }
+
+    /// Places the source of a 3D run at `(z, y, x)`.
+    pub fn set_source_position_3d(&mut self, z: usize, y: usize, x: usize) -> &mut Self {
+        self.config.src_z = z;
+        self.config.src_y = y;
+        self.config.src_x = x;
+        self
+    }
+
     /// Places the source at row `z`, column `x`.
     pub fn set_source_position(&mut self, z: usize, x: usize) -> &mut Self {
         self.config.src_z = z;
@@ -385,9 +422,16 @@ where
         self
     }
 
-    /// Removes every receiver.
+    /// Adds a receiver of a 3D run at `(z, y, x)`.
+    pub fn add_receiver_3d(&mut self, z: usize, y: usize, x: usize) -> &mut Self {
+        self.config.receivers_3d.push((z, y, x));
+        self
+    }
+
+    /// Removes every receiver (2D and 3D).
     pub fn clear_receivers(&mut self) -> &mut Self {
         self.config.receivers.clear();
+        self.config.receivers_3d.clear();
         self
     }
 
@@ -614,7 +658,7 @@ where
         wavelet
             .try_reserve_exact(c.nt)
             .map_err(|_| out_of_memory(c.nt))?;
-        wavelet.extend((0..c.nt).map(|it| source_sample::<T>(&c, v_src, it)));
+        wavelet.extend((0..c.nt).map(|it| c.source_sample::<T>(v_src, it)));
         if let Some(it) = wavelet.iter().position(|w| !w.to_f64().is_finite()) {
             return Err(Error::invalid(
                 Param::PeakFrequency,
@@ -838,11 +882,7 @@ where
             nt: run.done,
             nrec,
             dt: c.dt,
-            positions: c
-                .receiver_points()
-                .iter()
-                .map(|&[z, _, x]| (z, x))
-                .collect(),
+            positions: c.receiver_points(),
             data,
         });
         let points = (c.nz * c.ny * c.nx) as f64 * run.done as f64;

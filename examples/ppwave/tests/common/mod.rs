@@ -5,7 +5,7 @@
 //! Each test file compiles this module and uses only part of it.
 #![allow(dead_code)]
 
-use ppstencil::wave::Layer;
+use ppstencil::solver::Layer;
 use ppstencil::{HostField, Serial, StepKernels, WaveConfig, WaveSimulator};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -30,8 +30,8 @@ use super::super::blocking::{
     ring_split, wavefront_tiled, BlockPlan, Blocking, StepShape, TimeBlock,
 };
 use super::{
-    check_finite, fused_source_pml, non_finite, position_words, HostFieldN, StepFields,
-    WaveSimulator, FINITE_CHECK_EVERY,
+    check_finite, fused_source_pml, non_finite, position_words, StepFields, WaveSimulator,
+    FINITE_CHECK_EVERY,
 };
 use crate::launch::launch_in_region;
 use crate::solver::config::{Boundary, SourceMode, StepKernels, WaveConfig};
@@ -39,15 +39,14 @@ use crate::solver::dims::{trailing, Dims, WaveKernels};
 use crate::solver::pml::{layer_boxes, PmlRows, PML_HALO};
 use crate::solver::tuning::BandTuner;
 use crate::{Error, ExecutionSpace, Param, Real, Result, ScalarField};
-use std::any::{Any, TypeId};
 use std::time::Instant;
 
 /// The host slice of a field of a blocked run (blocking runs on host memory only).
 fn host_values<M: crate::MemorySpace, T: Real, const D: usize>(
     f: &ScalarField<M, T, D>,
 ) -> Result<&[T]> {
-    match (f as &dyn Any).downcast_ref::<HostFieldN<T, D>>() {
-        Some(h) => Ok(h.as_slice()),
+    match f.host_values() {
+        Some(values) => Ok(values),
         None => Err(Error::invalid(
             Param::TimeBlock,
             "a device field",
@@ -121,7 +120,7 @@ where
         if asked == TimeBlock::Off {
             return Ok(Blocking::Off("off was asked for".into()));
         }
-        if TypeId::of::<ScalarField<E::Memory, T, D>>() != TypeId::of::<HostFieldN<T, D>>() {
+        if !<E::Memory as crate::MemorySpace>::HOST {
             return refuse(
                 &format!(
                     "the {} backend runs one time step per launch (temporal blocking is for the host backends)",
@@ -159,7 +158,7 @@ where
     /// With the PML no band or tile stops within the layer and [`PML_HALO`] points of either
     /// end of the grid ([`StepShape::ends`]): a step updates the layer's slab across the
     /// band (or tile) axis in one call, where `pml_update` reads `psi`
-    /// [`PML_RADIUS`](crate::solver::PML_RADIUS) rows away and each `psi` the level as far
+    /// [`PML_RADIUS`](crate::solver::pml::PML_RADIUS) rows away and each `psi` the level as far
     /// again, and elsewhere the PML's kernels read `psi` and the level only along the other
     /// axes, in the rows being updated. So `psi` is computed on exactly the band's rows and
     /// the steps lag only the fused step's radius (lagging [`PML_HALO`] rows, with `psi` 2
