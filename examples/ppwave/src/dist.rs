@@ -40,7 +40,7 @@ pub use with_mpi::run_distributed;
 mod with_mpi {
     use super::*;
     use crate::cli::{Backend, Precision};
-    use crate::figures::{self, field};
+    use crate::figures::field;
     use crate::output::OutputDir;
     use crate::run::flag_error;
     use crate::BadInput;
@@ -242,14 +242,8 @@ mod with_mpi {
     ) -> anyhow::Result<()> {
         out.write(&format!("{name}.npy"), |f| Ok(io::write_npy(f, p)?))?;
         if let Some(backdrop) = backdrop {
-            out.write(&format!("{name}.png"), |f| {
-                let p = HostField::<T>::from_vec(config.nz, config.nx, p.as_slice().to_vec())?;
-                let title = format!(
-                    "Snapshot: pressure after step {step} (t = {} s)",
-                    figures::short(step as f64 * config.dt)
-                );
-                figures::write(f, &field::wavefield_figure(backdrop, &p, title).0)
-            })?;
+            let p = HostField::<T>::from_vec(config.nz, config.nx, p.as_slice().to_vec())?;
+            crate::run::snapshot_png(out, backdrop, config, name, step, &p)?;
         }
         Ok(())
     }
@@ -317,16 +311,7 @@ mod with_mpi {
         let p = &HostField::<T>::from_vec(config.nz, config.nx, values)?;
         let v = config.velocity_model::<T>()?;
         let backdrop = field::Backdrop::new(config)?;
-        out.write("wavefield.npy", |f| Ok(io::write_npy(f, p)?))?;
-        out.write("velocity.npy", |f| Ok(io::write_npy(f, &v)?))?;
-        out.write("wavefield.png", |f| {
-            let title = format!(
-                "Wavefield: pressure after {} steps (t = {} s)",
-                steps,
-                figures::short(steps as f64 * config.dt)
-            );
-            figures::write(f, &field::wavefield_figure(&backdrop, p, title).0)
-        })?;
+        crate::run::write_wavefield(out, &backdrop, config, p, &v, steps)?;
         crate::run::write_seismogram(
             out,
             &res.seismogram,

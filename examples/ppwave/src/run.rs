@@ -15,7 +15,7 @@ mod report;
 pub(crate) use errors::simulation_error;
 pub use errors::{flag_error, flag_for};
 #[cfg(feature = "mpi")]
-pub(crate) use out2d::write_seismogram;
+pub(crate) use out2d::{snapshot_png, write_seismogram, write_wavefield};
 #[cfg(feature = "mpi")]
 pub(crate) use out3d::write_fields_3d;
 pub(crate) use plan::available_memory;

@@ -26,14 +26,7 @@ impl Outputs<2> for Grid<2> {
         p: &HostField<T>,
     ) -> anyhow::Result<()> {
         out.write(&format!("{name}.npy"), |f| Ok(io::write_npy(f, p)?))?;
-        out.write(&format!("{name}.png"), |f| {
-            let title = format!(
-                "Snapshot: pressure after step {step} (t = {} s)",
-                figures::short(step as f64 * config.dt)
-            );
-            figures::write(f, &field::wavefield_figure(backdrop, p, title).0)
-        })?;
-        Ok(())
+        snapshot_png(out, backdrop, config, name, step, p)
     }
 
     fn fields<T: Real>(
@@ -46,19 +39,7 @@ impl Outputs<2> for Grid<2> {
         seismogram: Option<&Seismogram<T>>,
     ) -> anyhow::Result<(f64, Option<f64>)> {
         let config = &plan.config;
-        out.write("wavefield.npy", |f| Ok(io::write_npy(f, p)?))?;
-        out.write("velocity.npy", |f| Ok(io::write_npy(f, v)?))?;
-        let mut clip = 0.0;
-        out.write("wavefield.png", |f| {
-            let title = format!(
-                "Wavefield: pressure after {} steps (t = {} s)",
-                steps,
-                figures::short(steps as f64 * config.dt)
-            );
-            let (fig, c) = field::wavefield_figure(backdrop, p, title);
-            clip = c;
-            figures::write(f, &fig)
-        })?;
+        let clip = write_wavefield(out, backdrop, config, p, v, steps)?;
         out.write("velocity.png", |f| {
             figures::write(f, &field::velocity_figure(backdrop))
         })?;
@@ -119,6 +100,53 @@ impl Outputs<2> for Grid<2> {
         );
         [run, wrote]
     }
+}
+
+/// Writes the picture `name.png` of the pressure `p` after `step` steps (a snapshot of a 2D
+/// run). Shared by single-process and distributed runs.
+pub(crate) fn snapshot_png<T: Real>(
+    out: &mut OutputDir,
+    backdrop: &field::Backdrop,
+    config: &WaveConfig,
+    name: &str,
+    step: usize,
+    p: &HostField<T>,
+) -> anyhow::Result<()> {
+    out.write(&format!("{name}.png"), |f| {
+        let title = format!(
+            "Snapshot: pressure after step {step} (t = {} s)",
+            figures::short(step as f64 * config.dt)
+        );
+        figures::write(f, &field::wavefield_figure(backdrop, p, title).0)
+    })?;
+    Ok(())
+}
+
+/// Writes a 2D run's final pressure `p` and velocity `v` after `steps` steps into `out`:
+/// `wavefield.npy`, `velocity.npy` and the picture `wavefield.png`. Returns the picture's
+/// clip level. Shared by single-process and distributed runs.
+pub(crate) fn write_wavefield<T: Real>(
+    out: &mut OutputDir,
+    backdrop: &field::Backdrop,
+    config: &WaveConfig,
+    p: &HostField<T>,
+    v: &HostField<T>,
+    steps: usize,
+) -> anyhow::Result<f64> {
+    out.write("wavefield.npy", |f| Ok(io::write_npy(f, p)?))?;
+    out.write("velocity.npy", |f| Ok(io::write_npy(f, v)?))?;
+    let mut clip = 0.0;
+    out.write("wavefield.png", |f| {
+        let title = format!(
+            "Wavefield: pressure after {} steps (t = {} s)",
+            steps,
+            figures::short(steps as f64 * config.dt)
+        );
+        let (fig, c) = field::wavefield_figure(backdrop, p, title);
+        clip = c;
+        figures::write(f, &fig)
+    })?;
+    Ok(clip)
 }
 
 /// Writes a run's traces into `out`: `seismogram.npy` (nt × nrec, the run's precision) and
