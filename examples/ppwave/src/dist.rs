@@ -40,7 +40,7 @@ pub use with_mpi::run_distributed;
 mod with_mpi {
     use super::*;
     use crate::cli::{Backend, Precision};
-    use crate::figures::{self, field};
+    use crate::figures::field;
     use crate::output::OutputDir;
     use crate::run::flag_error;
     use crate::BadInput;
@@ -48,7 +48,7 @@ mod with_mpi {
     use ppstencil::dist::mpi::datatype::Equivalence;
     use ppstencil::dist::mpi::topology::SimpleCommunicator;
     use ppstencil::dist::mpi::traits::*;
-    use ppstencil::dist::{mpi, Decomposition, DistributedSimulator};
+    use ppstencil::dist::{mpi, Decomposition, DistResults, DistStats, DistributedSimulator};
     use ppstencil::solver::RunStats;
     use ppstencil::solver::{Dims, WaveKernels};
     use ppstencil::{io, ExecutionSpace, HostField, MemSpaceHost, Rayon, Real, Serial};
@@ -131,6 +131,8 @@ mod with_mpi {
         }
     }
 
+    /// The distributed run of `plan` on `space` in element type `T`: every rank steps its
+    /// part; rank 0 writes the snapshots and the results.
     fn go<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence, const D: usize>(
         space: E,
         plan: &Plan,
@@ -142,7 +144,6 @@ mod with_mpi {
         Dims<D>: WaveKernels<D>,
     {
         let config = &plan.config;
-        let o = &plan.options;
         // Checked identically on every rank: an error here is every rank's, no abort needed.
         let mut sim =
             DistributedSimulator::<E, T, D>::new(space, config.clone(), world.duplicate(), parts)
@@ -151,24 +152,9 @@ mod with_mpi {
                 None => flag_error(e),
             })?;
         let decomp = sim.decomposition().to_string();
-        let rank = world.rank();
-        let mut out = if rank == 0 {
-            match OutputDir::prepare(&o.out(), o.replace_previous_run(), &[]) {
-                Ok(out) => Some(out),
-                Err(e) => abort(world, &e),
-            }
-        } else {
-            None
-        };
-        // Snapshots: gathered on rank 0, written as in one process (`.npy`, and in 2D the
-        // picture).
-        if let (Some(out), Some(_)) = (out.as_mut(), config.snapshot_every) {
-            if let Err(e) = out.subdir("snapshots") {
-                abort(world, &e);
-            }
-        }
+        let mut out = rank0_output(plan, world);
         let digits = crate::run::step_digits(config.nt);
-        let backdrop = match (rank, config.snapshot_every, D) {
+        let backdrop = match (world.rank(), config.snapshot_every, D) {
             (0, Some(_), 2) => match field::Backdrop::new(config) {
                 Ok(b) => Some(b),
                 Err(e) => abort(world, &e),
@@ -181,18 +167,7 @@ mod with_mpi {
                 return Ok(());
             };
             let name = format!("snapshots/{step:0digits$}");
-            let mut written = out.write(&format!("{name}.npy"), |f| Ok(io::write_npy(f, p)?));
-            if let (Ok(_), Some(backdrop)) = (&written, &backdrop) {
-                written = out.write(&format!("{name}.png"), |f| {
-                    let p = HostField::<T>::from_vec(config.nz, config.nx, p.as_slice().to_vec())?;
-                    let title = format!(
-                        "Snapshot: pressure after step {step} (t = {} s)",
-                        figures::short(step as f64 * config.dt)
-                    );
-                    figures::write(f, &field::wavefield_figure(backdrop, &p, title).0)
-                });
-            }
-            written.map(|_| ()).map_err(|e| {
+            write_snapshot(out, backdrop.as_ref(), config, &name, step, p).map_err(|e| {
                 frame_error = Some(e);
                 ppstencil::Error::invalid("snapshot", step, "could not be written")
             })
@@ -219,93 +194,159 @@ mod with_mpi {
                 stats: run_stats,
             });
         };
-        let written = (|| -> anyhow::Result<Vec<std::path::PathBuf>> {
-            let mut out = out;
-            let values = res.wavefield.into_vec();
-            if D == 3 {
-                let p =
-                    HostField::<T, 3>::from_vec_shape([config.nz, config.ny, config.nx], values)?;
-                let v = config.velocity_model_in::<T, 3>()?;
-                crate::run3d::write_fields_3d(
-                    &mut out,
-                    config,
-                    &p,
-                    &v,
-                    stats.steps,
-                    Some(&res.seismogram),
-                )?;
-            } else {
-                let p = &HostField::<T>::from_vec(config.nz, config.nx, values)?;
-                let v = config.velocity_model::<T>()?;
-                let backdrop = field::Backdrop::new(config)?;
-                out.write("wavefield.npy", |f| Ok(io::write_npy(f, p)?))?;
-                out.write("velocity.npy", |f| Ok(io::write_npy(f, &v)?))?;
-                out.write("wavefield.png", |f| {
-                    let title = format!(
-                        "Wavefield: pressure after {} steps (t = {} s)",
-                        stats.steps,
-                        figures::short(stats.steps as f64 * config.dt)
-                    );
-                    figures::write(f, &field::wavefield_figure(&backdrop, p, title).0)
-                })?;
-                crate::run::write_seismogram(
-                    &mut out,
-                    &res.seismogram,
-                    config,
-                    o.gather_gain.unwrap_or_default(),
-                )?;
-            }
-            let json = serde_json::json!({
-                "program": "ppwave",
-                "ppstencil_version": ppstencil::VERSION,
-                "config": o,
-                "backend": o.backend().name(),
-                "threads_per_rank": threads,
-                "precision": T::NAME,
-                "ranks": world.size(),
-                "decomposition": decomp,
-                "dims": D,
-                "snapshot_every": config.snapshot_every,
-                "nz": config.nz,
-                "ny": config.ny,
-                "nx": config.nx,
-                "nt": config.nt,
-                "space_order": config.space_order,
-                "steps": stats.steps,
-                "wall_time_s": stats.wall.as_secs_f64(),
-                "exchange_time_s": stats.exchange.as_secs_f64(),
-                "compute_time_s": stats.compute.as_secs_f64(),
-                "exchange_per_step_us": stats.exchange.as_secs_f64() * 1e6 / stats.steps.max(1) as f64,
-                "halo_bytes_per_step": stats.halo_bytes_per_step,
-                "mpoints_per_s": stats.mpoints_per_s,
-            });
-            out.write("run.json", |f| {
-                let text = serde_json::to_string_pretty(&json)? + "\n";
-                std::fs::write(f, text).with_context(|| format!("{}: cannot write", f.display()))
-            })?;
-            let target = out.path().display().to_string();
-            let files = out.commit()?;
-            println!(
-                "ppwave: {} grid, {} steps on {} ranks as {decomp} ({} x {threads} thread(s), {}) in {:.3} s = {:.1} Mpoints/s; halo exchange {:.3} s, compute {:.3} s",
-                config.grid_words(),
-                stats.steps,
-                world.size(),
-                o.backend().name(),
-                T::NAME,
-                stats.wall.as_secs_f64(),
-                stats.mpoints_per_s,
-                stats.exchange.as_secs_f64(),
-                stats.compute.as_secs_f64(),
-            );
-            println!("wrote {target}");
-            Ok(files)
-        })();
-        match written {
+        let what = Distributed {
+            stats: &stats,
+            threads,
+            decomp: &decomp,
+            ranks: world.size(),
+        };
+        match write_results(out, plan, res, &what) {
             Ok(files) => Ok(RunSummary {
                 files,
                 stats: run_stats,
             }),
             Err(e) => abort(world, &e),
         }
+    }
+
+    /// Rank 0's output directory (with `snapshots/` when the run writes snapshots); `None`
+    /// on the other ranks. A failure stops every rank.
+    fn rank0_output(plan: &Plan, world: &SimpleCommunicator) -> Option<OutputDir> {
+        if world.rank() != 0 {
+            return None;
+        }
+        let o = &plan.options;
+        let mut out = match OutputDir::prepare(&o.out(), o.replace_previous_run(), &[]) {
+            Ok(out) => out,
+            Err(e) => abort(world, &e),
+        };
+        // Snapshots: gathered on rank 0, written as in one process (`.npy`, and in 2D the
+        // picture).
+        if plan.config.snapshot_every.is_some() {
+            if let Err(e) = out.subdir("snapshots") {
+                abort(world, &e);
+            }
+        }
+        Some(out)
+    }
+
+    /// Writes the gathered snapshot `name` (without extension) of step `step`: `.npy`, and
+    /// in 2D (with a `backdrop`) the picture.
+    fn write_snapshot<T: Real, const D: usize>(
+        out: &mut OutputDir,
+        backdrop: Option<&field::Backdrop>,
+        config: &ppstencil::WaveConfig,
+        name: &str,
+        step: usize,
+        p: &HostField<T, D>,
+    ) -> anyhow::Result<()> {
+        out.write(&format!("{name}.npy"), |f| Ok(io::write_npy(f, p)?))?;
+        if let Some(backdrop) = backdrop {
+            let p = HostField::<T>::from_vec(config.nz, config.nx, p.as_slice().to_vec())?;
+            crate::run::snapshot_png(out, backdrop, config, name, step, &p)?;
+        }
+        Ok(())
+    }
+
+    /// What a distributed run adds to its run.json and summary: its timing, the threads of
+    /// each rank, the decomposition and the ranks.
+    struct Distributed<'a> {
+        stats: &'a DistStats,
+        threads: usize,
+        decomp: &'a str,
+        ranks: i32,
+    }
+
+    /// Rank 0: writes the results (the fields, their pictures, the seismogram, run.json),
+    /// moves the directory into place and prints the summary; returns the files written.
+    fn write_results<T: Real, const D: usize>(
+        mut out: OutputDir,
+        plan: &Plan,
+        res: DistResults<T, D>,
+        what: &Distributed,
+    ) -> anyhow::Result<Vec<std::path::PathBuf>> {
+        let (config, o, stats) = (&plan.config, &plan.options, what.stats);
+        write_fields(&mut out, plan, res, stats.steps)?;
+        let json = run_json::<T, D>(plan, what);
+        out.write("run.json", |f| {
+            let text = serde_json::to_string_pretty(&json)? + "\n";
+            std::fs::write(f, text).with_context(|| format!("{}: cannot write", f.display()))
+        })?;
+        let target = out.path().display().to_string();
+        let files = out.commit()?;
+        println!(
+            "ppwave: {} grid, {} steps on {} ranks as {} ({} x {} thread(s), {}) in {:.3} s = {:.1} Mpoints/s; halo exchange {:.3} s, compute {:.3} s",
+            config.grid_words(),
+            stats.steps,
+            what.ranks,
+            what.decomp,
+            o.backend().name(),
+            what.threads,
+            T::NAME,
+            stats.wall.as_secs_f64(),
+            stats.mpoints_per_s,
+            stats.exchange.as_secs_f64(),
+            stats.compute.as_secs_f64(),
+        );
+        println!("wrote {target}");
+        Ok(files)
+    }
+
+    /// The gathered fields after `steps` steps: in 3D as a single-process run writes them;
+    /// in 2D `wavefield.npy`, `velocity.npy`, `wavefield.png` and the seismogram.
+    fn write_fields<T: Real, const D: usize>(
+        out: &mut OutputDir,
+        plan: &Plan,
+        res: DistResults<T, D>,
+        steps: usize,
+    ) -> anyhow::Result<()> {
+        let (config, o) = (&plan.config, &plan.options);
+        let values = res.wavefield.into_vec();
+        if D == 3 {
+            let p = HostField::<T, 3>::from_vec_shape([config.nz, config.ny, config.nx], values)?;
+            let v = config.velocity_model_in::<T, 3>()?;
+            crate::run::write_fields_3d(out, config, &p, &v, steps, Some(&res.seismogram))?;
+            return Ok(());
+        }
+        let p = &HostField::<T>::from_vec(config.nz, config.nx, values)?;
+        let v = config.velocity_model::<T>()?;
+        let backdrop = field::Backdrop::new(config)?;
+        crate::run::write_wavefield(out, &backdrop, config, p, &v, steps)?;
+        crate::run::write_seismogram(
+            out,
+            &res.seismogram,
+            config,
+            o.gather_gain.unwrap_or_default(),
+        )?;
+        Ok(())
+    }
+
+    /// The distributed run's run.json.
+    fn run_json<T: Real, const D: usize>(plan: &Plan, what: &Distributed) -> serde_json::Value {
+        let (config, o, stats) = (&plan.config, &plan.options, what.stats);
+        serde_json::json!({
+            "program": "ppwave",
+            "ppstencil_version": ppstencil::VERSION,
+            "config": o,
+            "backend": o.backend().name(),
+            "threads_per_rank": what.threads,
+            "precision": T::NAME,
+            "ranks": what.ranks,
+            "decomposition": what.decomp,
+            "dims": D,
+            "snapshot_every": config.snapshot_every,
+            "nz": config.nz,
+            "ny": config.ny,
+            "nx": config.nx,
+            "nt": config.nt,
+            "space_order": config.space_order,
+            "steps": stats.steps,
+            "wall_time_s": stats.wall.as_secs_f64(),
+            "exchange_time_s": stats.exchange.as_secs_f64(),
+            "compute_time_s": stats.compute.as_secs_f64(),
+            "exchange_per_step_us": stats.exchange.as_secs_f64() * 1e6 / stats.steps.max(1) as f64,
+            "halo_bytes_per_step": stats.halo_bytes_per_step,
+            "mpoints_per_s": stats.mpoints_per_s,
+        })
     }
 }

@@ -17,7 +17,6 @@ pub mod gen;
 pub mod inputs;
 pub mod output;
 pub mod run;
-pub mod run3d;
 pub mod shots;
 pub mod zeros;
 
@@ -65,7 +64,8 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
     }
 }
 
-/// Runs one parsed command line.
+/// Runs one parsed command line: one arm per [`cli::Command`] variant, each calling its
+/// subcommand's module (a new subcommand is a variant, an arm here and a module).
 pub fn execute(cli: cli::Cli) -> anyhow::Result<()> {
     match cli.command {
         cli::Command::Run(args) => run::run(&args).map(|_| ()),

@@ -35,6 +35,8 @@ use crate::launch::StencilInfo;
 use crate::{Error, Param, Result};
 use std::ops::Range;
 
+mod resolve;
+
 /// How many time steps a block fuses: the option `--time-block off|auto|K`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TimeBlock {

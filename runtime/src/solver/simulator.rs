@@ -53,8 +53,6 @@ struct Run<E: ExecutionSpace, T: Real, const D: usize> {
     traces: Vec<T>,
     /// A host copy of the field for sampling receivers of device runs.
     scratch: Option<HostFieldN<T, D>>,
-    /// Whether [`run_with`](WaveSimulator::run_with) blocks steps, and how (`blocked.rs`).
-    blocking: Blocking,
 }
 
 /// The work fields of one time step, besides `p`, `pold` and `pnew`.
@@ -132,6 +130,8 @@ pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     wavefield: Option<ScalarField<E::Memory, T, D>>,
     seismogram: Option<Seismogram<T>>,
     run: Option<Run<E, T, D>>,
+    /// Whether the last prepared run's time loop blocks steps, and how (`blocked.rs`): the
+    /// one record of it, which the band tuner updates once it has chosen.
     blocking: Option<Blocking>,
     /// The band of the last prepared run's `auto` blocking, chosen by timing (`tuning.rs`).
     tuner: Option<BandTuner>,
@@ -705,7 +705,7 @@ where
             }
         };
         let (blocking, tuner) = self.plan_blocking(&c)?;
-        self.blocking = Some(blocking.clone());
+        self.blocking = Some(blocking);
         self.tuner = tuner;
         self.wavefield = None;
         self.seismogram = None;
@@ -725,7 +725,6 @@ where
             receivers,
             traces,
             scratch: None,
-            blocking,
         });
         Ok(())
     }

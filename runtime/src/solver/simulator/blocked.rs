@@ -101,55 +101,57 @@ where
         }
     }
 
-    /// [`plan_blocking`](Self::plan_blocking)'s plan, before tuning.
+    /// [`plan_blocking`](Self::plan_blocking)'s plan, before tuning: what
+    /// [`TimeBlock::resolve`] makes of the option for this run's step, once this backend
+    /// and these kernels can block (else unblocked for `auto`, an error for a depth or
+    /// plan), with the depth at most the run's `nt`.
     fn choose_blocking(&self, c: &WaveConfig) -> Result<Blocking> {
         let asked = c.time_block;
-        let refuse = |why: &str, fix: &str| -> Result<Blocking> {
-            match asked {
-                TimeBlock::Auto => Ok(Blocking::Off(why.into())),
-                _ => Err(Error::invalid(
-                    Param::TimeBlock,
-                    asked.name(),
-                    format!("{why}: {fix}"),
-                )),
-            }
-        };
         // The host backends' kernels and `auto` read the cache sizes: a bad override is
         // refused here rather than ignored there.
         crate::exec::llc_from_env()?;
-        if asked == TimeBlock::Off {
-            return Ok(Blocking::Off("off was asked for".into()));
+        if asked != TimeBlock::Off {
+            if let Some((why, fix)) = Self::cannot_block(c) {
+                return match asked {
+                    TimeBlock::Auto => Ok(Blocking::Off(why)),
+                    _ => Err(Error::invalid(
+                        Param::TimeBlock,
+                        asked.name(),
+                        format!("{why}: {fix}"),
+                    )),
+                };
+            }
         }
+        let blocking =
+            asked.resolve(&Self::step_shape(c)?, c.nz, crate::exec::cache_sizes().llc)?;
+        Ok(match blocking {
+            Blocking::On(plan) => Blocking::On(BlockPlan {
+                depth: plan.depth.min(c.nt),
+                ..plan
+            }),
+            off => off,
+        })
+    }
+
+    /// Why run `c` cannot be blocked on this backend with its kernels, and the fix; `None`
+    /// when it can (a host backend and the fused step).
+    fn cannot_block(c: &WaveConfig) -> Option<(String, &'static str)> {
         if !<E::Memory as crate::MemorySpace>::HOST {
-            return refuse(
-                &format!(
+            return Some((
+                format!(
                     "the {} backend runs one time step per launch (temporal blocking is for the host backends)",
                     E::NAME
                 ),
                 "use off or auto, or a host backend (serial, rayon)",
-            );
+            ));
         }
         if c.kernels == StepKernels::Split {
-            return refuse(
-                "the split kernels run one time step per pass",
+            return Some((
+                "the split kernels run one time step per pass".into(),
                 "use the fused step, or off",
-            );
+            ));
         }
-        let shape = Self::step_shape(c)?;
-        let llc = crate::exec::cache_sizes().llc;
-        let plan = match asked {
-            TimeBlock::Off => unreachable!("handled above"),
-            TimeBlock::Auto => match BlockPlan::auto_or_why(&shape, c.nz, llc) {
-                Ok(plan) => plan,
-                Err(why) => return Ok(Blocking::Off(format!("auto: {why}"))),
-            },
-            TimeBlock::Depth(k) => BlockPlan::new(&shape, k, BlockPlan::band_for(&shape, k, llc))?,
-            TimeBlock::Fixed(plan) => plan.checked(&shape)?,
-        };
-        Ok(Blocking::On(BlockPlan {
-            depth: plan.depth.min(c.nt),
-            ..plan
-        }))
+        None
     }
 
     /// The fused step of run `c` as the schedule sees it: its radius, a ring of 3 levels,
@@ -183,8 +185,10 @@ where
     /// Steps the next block of [`run_with`](Self::run_with) holds: the plan's depth, ending
     /// at the next snapshot (1 when the run is not blocked or none is prepared).
     pub(super) fn block_steps(&self) -> usize {
-        let Some(run) = &self.run else { return 1 };
-        match (&run.blocking, run.config.snapshot_every) {
+        let (Some(run), Some(blocking)) = (&self.run, &self.blocking) else {
+            return 1;
+        };
+        match (blocking, run.config.snapshot_every) {
             (Blocking::On(plan), Some(every)) => plan.depth.min(every - run.done % every),
             (Blocking::On(plan), None) => plan.depth,
             (Blocking::Off(_), _) => 1,
@@ -211,9 +215,9 @@ where
             Some(run) => (
                 run.done,
                 run.config.nt,
-                match run.blocking {
-                    Blocking::On(plan) => Some(plan),
-                    Blocking::Off(_) => None,
+                match self.blocking {
+                    Some(Blocking::On(plan)) => Some(plan),
+                    _ => None,
                 },
                 self.tuner.as_ref().filter(|t| t.chosen().is_none()),
             ),
@@ -246,8 +250,6 @@ where
                     } else {
                         Blocking::On(chosen)
                     };
-                    let run = self.run.as_mut().expect("step_block checked the run");
-                    run.blocking = blocking.clone();
                     self.blocking = Some(blocking);
                 }
                 Ok(last)
