@@ -51,7 +51,7 @@ mod pml;
 mod simulator;
 pub mod tuning;
 
-pub use adjoint::{MisfitGradient, WaveOperator};
+pub use adjoint::{MisfitGradient, Shot, Storage, WaveOperator};
 pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 pub use dims::{Dims, WaveKernels};
