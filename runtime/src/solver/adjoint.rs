@@ -243,6 +243,14 @@ where
         self.forward_at(&mut stepper, self.source, wavelet, |k, s| hook(k, &s.p))
     }
 
+    /// [`forward`](Self::forward) with the source at `source` (`[z, x]` or `[z, y, x]`) in
+    /// place of the config's: one shot of a survey.
+    pub fn forward_from(&self, source: [usize; D], wavelet: &[T]) -> Result<Vec<T>> {
+        self.check_source(0, source)?;
+        let mut stepper = Stepper::new(self, Direction::Forward)?;
+        self.forward_at(&mut stepper, source, wavelet, |_, _| Ok(()))
+    }
+
     /// The forward run of `stepper` with the source at `source` in place of the config's,
     /// handing `hook` the stepper after each step: the traces.
     fn forward_at(

@@ -294,7 +294,7 @@ where
     }
 
     /// An error unless shot `i`'s source lies on the grid.
-    fn check_source(&self, i: usize, source: [usize; D]) -> Result<()> {
+    pub(super) fn check_source(&self, i: usize, source: [usize; D]) -> Result<()> {
         if (0..D).all(|a| source[a] < self.shape[a]) {
             return Ok(());
         }
