@@ -140,12 +140,11 @@ impl Job for Descent<'_> {
     fn run<E: ExecutionSpace + Clone, T: Real>(self, space: E) -> anyhow::Result<Inversion> {
         let s = self.survey;
         let start: Vec<f64> = s.plan.config.velocity_model::<f64>()?.into_vec();
-        survey::check_memory(
-            &self.operator::<E, T>(&space, &start)?,
-            s.storage,
-            self.args.survey.memory.as_deref(),
-        )?;
-        let (wavelets, observed) = survey::shots_in::<T>(s);
+        let op = self.operator::<E, T>(&space, &start)?;
+        survey::check_memory(&op, s.storage, self.args.survey.memory.as_deref())?;
+        // The wavelets stay those of the starting model (the source term is held fixed).
+        let (wavelets, observed) = survey::shots_in(&op, s)?;
+        drop(op);
         let shots: Vec<Shot<'_, T>> = s
             .shots
             .iter()

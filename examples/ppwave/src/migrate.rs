@@ -51,7 +51,7 @@ impl Job for Migration<'_> {
         let op = WaveOperator::<E, T>::new(space, s.plan.config.clone())
             .map_err(crate::run::flag_error)?;
         survey::check_memory(&op, s.storage, self.memory)?;
-        let (wavelets, observed) = survey::shots_in::<T>(s);
+        let (wavelets, observed) = survey::shots_in(&op, s)?;
         let shots: Vec<Shot<'_, T>> = s
             .shots
             .iter()

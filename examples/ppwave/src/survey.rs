@@ -7,7 +7,7 @@ use crate::cli::{Backend, BoundaryArg, RunArgs, SourceModeArg};
 use crate::run::Plan;
 use crate::BadInput;
 use clap::Args;
-use ppstencil::solver::{ricker_delayed, Boundary, SourceMode, Storage, WaveOperator};
+use ppstencil::solver::{Boundary, SourceMode, Storage, WaveOperator};
 use ppstencil::{io, ExecutionSpace, HostField, Real};
 use std::path::{Path, PathBuf};
 
@@ -45,6 +45,12 @@ pub struct Survey {
     /// The files read (flag, path), which the output never replaces.
     pub inputs: Vec<(&'static str, PathBuf)>,
 }
+
+/// A source point `(z, x)`.
+type Point = (usize, usize);
+
+/// The shots' gathers (`nt × nrec` each).
+type Gathers<T> = Vec<Vec<T>>;
 
 /// A bad-input error.
 fn bad(text: String) -> anyhow::Error {
@@ -148,7 +154,7 @@ pub fn load(command: &str, args: &SurveyArgs) -> anyhow::Result<Survey> {
 
 /// The shots and the gather file of each: `DIR/shot-NNNN/seismogram.npy` for the shots of
 /// --shots, `DIR/seismogram.npy` for the single shot without it; each must exist.
-fn shot_files(plan: &Plan, data: &Path) -> anyhow::Result<(Vec<(usize, usize)>, Vec<PathBuf>)> {
+fn shot_files(plan: &Plan, data: &Path) -> anyhow::Result<(Vec<Point>, Vec<PathBuf>)> {
     let c = &plan.config;
     if !data.is_dir() {
         return Err(bad(format!(
@@ -221,18 +227,6 @@ fn read_gather(plan: &Plan, n: usize, file: &Path) -> anyhow::Result<Vec<f64>> {
     Ok(g.into_vec())
 }
 
-/// The wavelet of a shot at `(z, x)` in `T`: the delayed Ricker scaled as the simulator
-/// scales its additive source (`dt² v² / dh²`, `v` the model's velocity at the source).
-pub fn wavelet<T: Real>(plan: &Plan, at: (usize, usize)) -> Vec<T> {
-    let c = &plan.config;
-    let v = c.velocity_at_zyx([at.0, 0, at.1]);
-    let scale = c.dt * c.dt * v * v / (c.dh * c.dh);
-    ricker_delayed(c.nt, c.dt, c.fpeak, c.source_delay())
-        .into_iter()
-        .map(|r| T::lit(scale * r))
-        .collect()
-}
-
 /// `--memory` checked against the grid: a budget below one checkpoint names what it needs.
 pub fn check_memory<E: ExecutionSpace, T: Real>(
     op: &WaveOperator<E, T>,
@@ -302,17 +296,21 @@ pub fn write_field(
     Ok(())
 }
 
-/// The survey's shots on `op` in `T`: wavelets and observed gathers converted.
-pub fn shots_in<T: Real>(survey: &Survey) -> (Vec<Vec<T>>, Vec<Vec<T>>) {
+/// The survey's shots on `op` in `T`: the simulator's additive wavelets at the shots'
+/// sources in `op`'s model, and the observed gathers converted.
+pub fn shots_in<E: ExecutionSpace, T: Real>(
+    op: &WaveOperator<E, T>,
+    survey: &Survey,
+) -> anyhow::Result<(Vec<Vec<T>>, Gathers<T>)> {
     let wavelets = survey
         .shots
         .iter()
-        .map(|&s| wavelet::<T>(&survey.plan, s))
-        .collect();
+        .map(|&(z, x)| op.source_wavelet([z, x]))
+        .collect::<ppstencil::Result<_>>()?;
     let observed = survey
         .observed
         .iter()
         .map(|g| g.iter().map(|&v| T::lit(v)).collect())
         .collect();
-    (wavelets, observed)
+    Ok((wavelets, observed))
 }

@@ -56,10 +56,13 @@ enum Levels<'a, E: ExecutionSpace, T: Real, const D: usize> {
     Replay(Replay<'a, E, T, D>),
 }
 
+/// A checkpoint: the levels `p` and `pold` of a state, and the state's step.
+type Slot<E, T, const D: usize> = (Field<E, T, D>, Field<E, T, D>, usize);
+
 /// The checkpoints of a run: the slots (two levels and the state they hold each), the rest
 /// of the schedule, and the forward steps run again so far.
 struct Book<E: ExecutionSpace, T: Real, const D: usize> {
-    slots: Vec<(Field<E, T, D>, Field<E, T, D>, usize)>,
+    slots: Vec<Slot<E, T, D>>,
     actions: VecDeque<Action>,
     recomputed: usize,
 }
@@ -174,6 +177,24 @@ impl<E: ExecutionSpace, T: Real, const D: usize> WaveOperator<E, T, D>
 where
     Dims<D>: WaveKernels<D>,
 {
+    /// The simulator's additive wavelet for a source at `source`: the delayed Ricker of the
+    /// config's `fpeak` and `source_delay` times `dt² v² / dh^D`, `v` the model's velocity
+    /// there (what [`WaveSimulator`](crate::WaveSimulator) adds with
+    /// [`SourceMode::Add`](crate::solver::SourceMode::Add)).
+    pub fn source_wavelet(&self, source: [usize; D]) -> Result<Vec<T>> {
+        self.check_source(0, source)?;
+        let c = &self.config;
+        let flat = (0..D).fold(0, |k, a| k * self.shape[a] + source[a]);
+        let v = self.velocity[flat].to_f64();
+        let scale = c.dt * c.dt * v * v / c.dh.powi(D as i32);
+        Ok(
+            crate::solver::ricker_delayed(c.nt, c.dt, c.fpeak, c.source_delay())
+                .into_iter()
+                .map(|r| T::lit(scale * r))
+                .collect(),
+        )
+    }
+
     /// The bytes of one wavefield of the grid in `T`.
     pub fn field_bytes(&self) -> u64 {
         (self.shape.iter().product::<usize>() * std::mem::size_of::<T>()) as u64
