@@ -180,5 +180,10 @@ mod tests {
         assert_eq!(forward_steps(10, 2), 15);
         // Enough slots: every state once, l - 1 steps.
         assert_eq!(forward_steps(10, 9), 9);
+        // l = 1000 with 10 % of full storage (50 checkpoints, S = 51): r = 2 (C(53, 2) =
+        // 1378), 2000 - C(53, 1) = 1947; with 1 % (5, S = 6): r = 7 (C(12, 6) = 924 < 1000
+        // <= C(13, 6) = 1716), 7000 - C(13, 7) = 5284.
+        assert_eq!(forward_steps(1000, 50), 1947);
+        assert_eq!(forward_steps(1000, 5), 5284);
     }
 }
