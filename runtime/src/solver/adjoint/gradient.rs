@@ -237,6 +237,28 @@ where
 
     /// [`misfit_gradient`](Self::misfit_gradient) with the forward wavefield kept as
     /// `storage` says: the same result bit for bit whatever the storage.
+    ///
+    /// ```
+    /// use ppstencil::solver::{Boundary, SourceMode, Storage, WaveOperator};
+    /// use ppstencil::{Serial, WaveConfig};
+    /// let config = WaveConfig {
+    ///     nz: 24, nx: 30, nt: 40, dt: 0.001, dh: 10.0, src_z: 10, src_x: 12, vmin: 2000.0,
+    ///     layers: vec![], source_mode: SourceMode::Add, absorb: 5, boundary: Boundary::Sponge,
+    ///     receivers: vec![(4, 20), (18, 7)],
+    ///     ..WaveConfig::paper()
+    /// };
+    /// let op = WaveOperator::<Serial, f64>::new(Serial, config)?;
+    /// let wavelet = op.source_wavelet([10, 12])?;
+    /// let observed = vec![0.0; 40 * 2];
+    /// let full = op.misfit_gradient(&wavelet, &observed)?;
+    /// // Three checkpoints (two wavefields each) instead of 39 wavefields.
+    /// let bytes = 3 * 2 * op.field_bytes();
+    /// let saved = op.misfit_gradient_with(&wavelet, &observed, Storage::Checkpoints { bytes })?;
+    /// assert_eq!(saved.checkpoints, Some(3));
+    /// assert!(saved.recomputed_steps > 0);
+    /// assert_eq!(saved.gradient.as_slice(), full.gradient.as_slice());
+    /// # Ok::<(), ppstencil::Error>(())
+    /// ```
     pub fn misfit_gradient_with(
         &self,
         wavelet: &[T],
