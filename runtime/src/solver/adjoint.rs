@@ -60,8 +60,10 @@ use std::any::Any;
 
 mod checkpoint;
 mod gradient;
+mod offgrid;
 
 pub use gradient::{Shot, Storage};
+pub use offgrid::{OffGridOperator, HICKS_KAISER_B, HICKS_RADIUS};
 use std::ops::Range;
 
 /// A host field of `D` dimensions.

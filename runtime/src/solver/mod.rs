@@ -51,7 +51,9 @@ mod pml;
 mod simulator;
 pub mod tuning;
 
-pub use adjoint::{MisfitGradient, Shot, Storage, WaveOperator};
+pub use adjoint::{
+    MisfitGradient, OffGridOperator, Shot, Storage, WaveOperator, HICKS_KAISER_B, HICKS_RADIUS,
+};
 pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 pub use dims::{Dims, WaveKernels};
