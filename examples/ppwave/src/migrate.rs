@@ -121,9 +121,16 @@ pub fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
     let mut dir = OutputDir::prepare(&out, replace, &inputs)?;
     let c = &survey.plan.config;
     survey::write_field(&mut dir, &survey.plan, "image.npy", &m.image)?;
-    let backdrop = field::Backdrop::new(c)?;
+    // The picture marks the first shot's source (the title counts the shots).
+    let first = survey.shots[0];
+    let shown = ppstencil::WaveConfig {
+        src_z: first.0,
+        src_x: first.1,
+        ..c.clone()
+    };
+    let backdrop = field::Backdrop::new(&shown)?;
     let title = format!(
-        "RTM image, {} shot(s){}",
+        "RTM image, {} shot(s) (first source marked){}",
         survey.shots.len(),
         if args.laplacian {
             ", -Laplacian filtered"
