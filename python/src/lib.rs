@@ -3,6 +3,8 @@
 //! - [`solver`]: `Simulation` (one shot, step by step) and `run` (many shots at once) over the
 //!   library's `WaveSimulator`, with numpy arrays in and out, the GIL released while the
 //!   kernels run and Ctrl-C checked between blocks of steps.
+//! - [`adjoint`]: `forward`, `adjoint`, `gradient` and `migrate` over the library's
+//!   `WaveOperator` (the exact adjoint, the misfit's gradient, the RTM image).
 //! - [`gen`]: the stencil DSL's code generator, as `ppwave gen` has it.
 //! - [`errors`]: the library's errors as Python exceptions (`ValueError` for bad input,
 //!   `ppstencil.Error` otherwise).
@@ -11,6 +13,7 @@
 
 use pyo3::prelude::*;
 
+mod adjoint;
 mod args;
 mod engine;
 mod errors;
@@ -40,6 +43,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<solver::RunResult>()?;
     m.add_function(wrap_pyfunction!(solver::run, m)?)?;
     m.add_function(wrap_pyfunction!(solver::cfl_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(adjoint::forward, m)?)?;
+    m.add_function(wrap_pyfunction!(adjoint::adjoint, m)?)?;
+    m.add_function(wrap_pyfunction!(adjoint::gradient, m)?)?;
+    m.add_function(wrap_pyfunction!(adjoint::migrate, m)?)?;
     m.add_function(wrap_pyfunction!(gen::gen, m)?)?;
     m.add_function(wrap_pyfunction!(gen::stencil_names, m)?)?;
     Ok(())

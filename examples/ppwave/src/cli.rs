@@ -36,6 +36,11 @@ pub enum Command {
     Gen(GenArgs),
     /// Measure the kernels and the time step.
     Bench(crate::bench::BenchArgs),
+    /// Reverse-time migration of recorded shot gathers: write image.npy and image.png.
+    Migrate(Box<crate::migrate::MigrateArgs>),
+    /// Full-waveform inversion of recorded shot gathers from a starting model: write the
+    /// misfit per iteration and the model after each.
+    Invert(Box<crate::invert::InvertArgs>),
 }
 
 /// Where `ppwave run` runs.

@@ -15,9 +15,12 @@ pub mod dist;
 pub mod figures;
 pub mod gen;
 pub mod inputs;
+pub mod invert;
+pub mod migrate;
 pub mod output;
 pub mod run;
 pub mod shots;
+pub mod survey;
 pub mod zeros;
 
 use std::fmt;
@@ -71,5 +74,7 @@ pub fn execute(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Run(args) => run::run(&args).map(|_| ()),
         cli::Command::Gen(args) => gen::gen(&args),
         cli::Command::Bench(args) => bench::run(&args),
+        cli::Command::Migrate(args) => migrate::migrate(&args),
+        cli::Command::Invert(args) => invert::invert(&args),
     }
 }

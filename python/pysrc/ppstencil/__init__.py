@@ -5,6 +5,9 @@ stencil DSL's code generator.
   final wavefields and snapshots as numpy arrays.
 - :class:`Simulation` is one shot advanced step by step (``sim.step(n)``,
   ``sim.wavefield``) for your own time loop.
+- :func:`forward`, :func:`adjoint` (its exact transpose), :func:`gradient` (the misfit's
+  gradient with respect to squared slowness, over shots, with optional checkpointing) and
+  :func:`migrate` (the RTM image): the adjoint-state building blocks of RTM and FWI.
 - :func:`gen` returns the code generated for a stencil DSL text, as ``ppwave gen`` prints it.
 
 Units: velocities in m/s, grid spacing ``dh`` in m, time step ``dt`` in s, frequencies in Hz.
@@ -28,8 +31,12 @@ from ._native import (
     RunResult,
     Simulation,
     __version__,
+    adjoint,
     cfl_limit,
+    forward,
     gen,
+    gradient,
+    migrate,
     run,
     stencil_names,
 )
@@ -42,8 +49,12 @@ __all__ = [
     "RunResult",
     "Simulation",
     "__version__",
+    "adjoint",
     "cfl_limit",
+    "forward",
     "gen",
+    "gradient",
+    "migrate",
     "receiver_line",
     "run",
     "stencil_names",

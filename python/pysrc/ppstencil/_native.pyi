@@ -21,6 +21,10 @@ __all__ = [
     "cfl_limit",
     "gen",
     "stencil_names",
+    "forward",
+    "adjoint",
+    "gradient",
+    "migrate",
 ]
 __version__: str
 #: Version of the Rust library (``ppstencil`` crate) this build wraps.
@@ -214,3 +218,85 @@ def gen(
 
 def stencil_names(dsl: Optional[str] = None) -> list[str]:
     """The stencils' names of a DSL text (or of the built-in kernels)."""
+
+def forward(
+    velocity: npt.NDArray[np.floating],
+    *,
+    dh: float,
+    dt: float,
+    source: _Points,
+    wavelet: npt.NDArray[np.float64],
+    receivers: _Points,
+    boundary: Literal["sponge", "rigid"] = "sponge",
+    absorb: Optional[int] = None,
+    space_order: int = 4,
+    precision: _Precision = "f64",
+    backend: Literal["serial", "rayon"] = "rayon",
+    threads: Optional[int] = None,
+) -> npt.NDArray[np.floating]:
+    """``F m``: the traces ``(nt, receivers)`` of the wavelet ``wavelet`` (``nt`` values
+    added at ``source`` after each step) with the additive source."""
+
+def adjoint(
+    velocity: npt.NDArray[np.floating],
+    *,
+    dh: float,
+    dt: float,
+    source: _Points,
+    traces: npt.NDArray[np.float64],
+    receivers: _Points,
+    boundary: Literal["sponge", "rigid"] = "sponge",
+    absorb: Optional[int] = None,
+    space_order: int = 4,
+    precision: _Precision = "f64",
+    backend: Literal["serial", "rayon"] = "rayon",
+    threads: Optional[int] = None,
+) -> npt.NDArray[np.floating]:
+    """``F* d``: the exact adjoint of :func:`forward`, ``(nt,)`` from traces
+    ``(nt, receivers)``: ``<F m, d> = <m, F* d>`` to rounding."""
+
+def gradient(
+    velocity: npt.NDArray[np.floating],
+    *,
+    dh: float,
+    dt: float,
+    sources: _Points,
+    observed: npt.NDArray[np.float64],
+    receivers: _Points,
+    wavelets: Optional[npt.NDArray[np.float64]] = None,
+    fpeak: float = 10.0,
+    source_delay: Optional[float] = None,
+    memory: Optional[int] = None,
+    boundary: Literal["sponge", "rigid"] = "sponge",
+    absorb: Optional[int] = None,
+    space_order: int = 4,
+    precision: _Precision = "f64",
+    backend: Literal["serial", "rayon"] = "rayon",
+    threads: Optional[int] = None,
+) -> tuple[float, npt.NDArray[np.floating]]:
+    """``(misfit, gradient)``: ``J = 1/2 sum ||F m - d_obs||^2`` over the shots
+    (``observed`` ``(shots, nt, receivers)``) and its gradient with respect to the squared
+    slowness [s^2/m^2] at every grid point; ``memory`` [bytes] bounds the stored forward
+    wavefield (binomial checkpoints, the same result bit for bit)."""
+
+def migrate(
+    velocity: npt.NDArray[np.floating],
+    *,
+    dh: float,
+    dt: float,
+    sources: _Points,
+    observed: npt.NDArray[np.float64],
+    receivers: _Points,
+    wavelets: Optional[npt.NDArray[np.float64]] = None,
+    fpeak: float = 10.0,
+    source_delay: Optional[float] = None,
+    memory: Optional[int] = None,
+    boundary: Literal["sponge", "rigid"] = "sponge",
+    absorb: Optional[int] = None,
+    space_order: int = 4,
+    precision: _Precision = "f64",
+    backend: Literal["serial", "rayon"] = "rayon",
+    threads: Optional[int] = None,
+) -> npt.NDArray[np.floating]:
+    """The reverse-time-migrated image (the grid's shape), as ``ppwave migrate`` writes it
+    without ``--laplacian``."""

@@ -53,9 +53,15 @@ use super::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
 use super::pml::layer_boxes;
 use super::simulator::sponge_eta;
-use crate::kernels::adjoint::{fd_adjoint_image_nd, fd_adjoint_kq_nd, fd_adjoint_step_nd};
+use crate::kernels::adjoint::{fd_adjoint_kq_nd, fd_adjoint_step_nd};
 use crate::launch::launch_in_region;
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
+mod checkpoint;
+mod gradient;
+mod offgrid;
+
+pub use gradient::{Shot, Storage};
+pub use offgrid::{OffGridOperator, HICKS_KAISER_B, HICKS_RADIUS};
 use std::ops::Range;
 
 /// A host field of `D` dimensions.
@@ -118,6 +124,11 @@ pub struct MisfitGradient<T: Real, const D: usize = 2> {
     /// `∂J/∂s` at every grid point, `s = 1 / v²` the squared slowness (0 within the rigid
     /// border, which no perturbation there can change).
     pub gradient: HostFieldN<T, D>,
+    /// The forward steps run again from checkpoints, beyond the first forward run (0 with
+    /// [`Storage::Full`]).
+    pub recomputed_steps: usize,
+    /// The checkpoints the run kept at most (each two wavefields); `None`: full storage.
+    pub checkpoints: Option<usize>,
 }
 
 /// Which time step a sweep runs.
@@ -227,12 +238,33 @@ where
         wavelet: &[T],
         hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()>,
     ) -> Result<Vec<T>> {
+        let mut stepper = Stepper::new(self, Direction::Forward)?;
+        let mut hook = hook;
+        self.forward_at(&mut stepper, self.source, wavelet, |k, s| hook(k, &s.p))
+    }
+
+    /// [`forward`](Self::forward) with the source at `source` (`[z, x]` or `[z, y, x]`) in
+    /// place of the config's: one shot of a survey.
+    pub fn forward_from(&self, source: [usize; D], wavelet: &[T]) -> Result<Vec<T>> {
+        self.check_source(0, source)?;
+        let mut stepper = Stepper::new(self, Direction::Forward)?;
+        self.forward_at(&mut stepper, source, wavelet, |_, _| Ok(()))
+    }
+
+    /// The forward run of `stepper` with the source at `source` in place of the config's,
+    /// handing `hook` the stepper after each step: the traces.
+    fn forward_at(
+        &self,
+        stepper: &mut Stepper<'_, E, T, D>,
+        source: [usize; D],
+        wavelet: &[T],
+        hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()>,
+    ) -> Result<Vec<T>> {
         check_len("wavelet", wavelet.len(), self.config.nt, "nt")?;
         let recorded: Vec<[usize; D]> = self.receivers.clone();
         let mut traces = vec![T::ZERO; self.config.nt * recorded.len()];
-        let at = [self.source];
         let value = |n: usize, _: usize| wavelet[n];
-        self.sweep(Direction::Forward, &at, value, &recorded, &mut traces, hook)?;
+        self.sweep(stepper, &[source], value, &recorded, &mut traces, hook)?;
         Ok(traces)
     }
 
@@ -260,73 +292,17 @@ where
         let at: Vec<[usize; D]> = inside.iter().map(|&i| self.receivers[i]).collect();
         let value = |k: usize, j: usize| traces[(nt - 1 - k) * nrec + inside[j]];
         let mut reversed = vec![T::ZERO; nt];
+        let mut stepper = Stepper::new(self, Direction::Adjoint)?;
         self.sweep(
-            Direction::Adjoint,
+            &mut stepper,
             &at,
             value,
             &[self.source],
             &mut reversed,
-            |k, q| hook(nt - 1 - k, q),
+            |k, s| hook(nt - 1 - k, &s.p),
         )?;
         reversed.reverse();
         Ok(reversed)
-    }
-
-    /// The misfit `J = ½ ‖F m − d_obs‖²` of the wavelet `wavelet` against the observed
-    /// traces `observed` (`nt × nrec`) and its gradient with respect to the squared slowness
-    /// at every grid point, by the adjoint-state method with the forward wavefield stored in
-    /// full (`nt` fields in `E`'s memory space).
-    pub fn misfit_gradient(&self, wavelet: &[T], observed: &[T]) -> Result<MisfitGradient<T, D>> {
-        let (nt, nrec) = (self.config.nt, self.receivers.len());
-        check_len(
-            "observed traces",
-            observed.len(),
-            nt * nrec,
-            "nt x receivers",
-        )?;
-        // p[1] ... p[nt-1]: the levels the imaging condition needs (p[0] = 0).
-        let mut levels: Vec<Field<E, T, D>> = Vec::new();
-        let traces = self.forward_with(wavelet, |n, p| {
-            if n + 1 < nt {
-                let mut copy = Field::<E, T, D>::zeros(self.shape)?;
-                copy.copy_from(p)?;
-                levels.push(copy);
-            }
-            Ok(())
-        })?;
-        let mut misfit = 0.0f64;
-        let residual: Vec<T> = traces
-            .iter()
-            .zip(observed)
-            .map(|(&a, &b)| {
-                let r = a - b;
-                misfit += 0.5 * r.to_f64() * r.to_f64();
-                r
-            })
-            .collect();
-        let zero = Field::<E, T, D>::zeros(self.shape)?;
-        let mut lap = Field::<E, T, D>::zeros(self.shape)?;
-        let mut g = Field::<E, T, D>::zeros(self.shape)?;
-        let order = self.config.space_order;
-        // The hook's field at step n is q[n+1]; the step's matrix acts on p[n].
-        self.adjoint_with(&residual, |n, q| {
-            if n == 0 {
-                return Ok(());
-            }
-            // L p[n] (the adjoint step with q = qold = 0 is exactly L r), then g += kv2 q L p.
-            fd_adjoint_step_nd(&self.space, order, &mut lap, &zero, &zero, &levels[n - 1])?;
-            fd_adjoint_image_nd(&self.space, &mut g, q, &lap, &self.kv2)
-        })?;
-        let mut gradient = g.to_host()?;
-        // ∂K/∂s = −K v²: the factor kv2 is in the image, −v² here.
-        for (gi, &v) in gradient.as_mut_slice().iter_mut().zip(&self.velocity) {
-            *gi = -(*gi * v * v);
-        }
-        Ok(MisfitGradient {
-            misfit,
-            traces,
-            gradient,
-        })
     }
 
     /// Whether `at` lies in the interior the step updates (not within the order's radius of
@@ -336,94 +312,120 @@ where
         (0..D).all(|a| at[a] >= r && at[a] + r < self.shape[a])
     }
 
-    /// One run of `nt` steps of `direction` from zero fields, with the host launches (the
-    /// hook's included) under the config's [`numerics`](WaveConfig::numerics), as the
-    /// simulator's: each step advances the field (the fused step or its transpose), adds
-    /// `value(k, i)` at point `inject[i]`, damps the sponge, rotates the levels, records the
-    /// points `record` into row `k` of `out` and calls `hook(k, p)` with the new level.
+    /// One run of `nt` steps of `stepper` (from its current levels), with the host launches
+    /// (the hook's included) under the config's [`numerics`](WaveConfig::numerics), as the
+    /// simulator's: each step advances the field, adds `value(k, i)` at point `inject[i]`,
+    /// records the points `record` into row `k` of `out` and calls `hook(k, p)` with the new
+    /// level.
     fn sweep(
         &self,
-        direction: Direction,
+        stepper: &mut Stepper<'_, E, T, D>,
         inject: &[[usize; D]],
         value: impl Fn(usize, usize) -> T,
         record: &[[usize; D]],
         out: &mut [T],
-        hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()>,
+        mut hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()>,
     ) -> Result<()> {
-        crate::with_numerics(self.config.numerics, || {
-            self.sweep_in_place(direction, inject, value, record, out, hook)
-        })
-    }
-
-    /// [`sweep`](Self::sweep) with the thread's numerics as they are.
-    fn sweep_in_place(
-        &self,
-        direction: Direction,
-        inject: &[[usize; D]],
-        value: impl Fn(usize, usize) -> T,
-        record: &[[usize; D]],
-        out: &mut [T],
-        mut hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()>,
-    ) -> Result<()> {
-        let c = &self.config;
-        let space = &self.space;
-        let order = c.space_order;
-        let r = c.radius();
         let shape = self.shape;
-        let region: [Range<usize>; D] = std::array::from_fn(|a| r..shape[a] - r);
-        let mut p = Field::<E, T, D>::zeros(shape)?;
-        let mut pold = Field::<E, T, D>::zeros(shape)?;
-        let mut pnew = Field::<E, T, D>::zeros(shape)?;
-        let mut kq = match direction {
-            Direction::Adjoint => Some(Field::<E, T, D>::zeros(shape)?),
-            Direction::Forward => None,
-        };
-        let boxes = match self.eta {
-            Some(_) => layer_boxes(shape, c.absorb, 0),
-            None => Vec::new(),
-        };
         let flat: Vec<usize> = record
             .iter()
             .map(|&at| (0..D).fold(0, |k, a| k * shape[a] + at[a]))
             .collect();
-        let mut scratch = None;
         let n = flat.len();
-        for k in 0..c.nt {
-            match kq.as_mut() {
-                None => Dims::<D>::fused_step_in(
-                    space,
-                    order,
-                    region.clone(),
-                    &mut pnew,
-                    &p,
-                    &pold,
-                    &self.kv2,
-                )?,
-                Some(kq) => {
-                    fd_adjoint_kq_nd(space, kq, &p, &self.kv2)?;
-                    fd_adjoint_step_nd(space, order, &mut pnew, &p, &pold, kq)?;
-                }
+        crate::with_numerics(self.config.numerics, || {
+            let mut scratch = None;
+            for k in 0..self.config.nt {
+                stepper.step(inject, |i| value(k, i))?;
+                sample(
+                    &stepper.p,
+                    &flat,
+                    &mut out[k * n..(k + 1) * n],
+                    &mut scratch,
+                )?;
+                hook(k, stepper)?;
             }
-            for (i, &at) in inject.iter().enumerate() {
-                Dims::<D>::add_source(space, &mut pnew, value(k, i), at)?;
+            self.space.synchronize()
+        })
+    }
+}
+
+/// The levels of a leapfrog run of a [`WaveOperator`] and the buffers one step needs:
+/// `p` the newest level, `pold` the one before.
+struct Stepper<'a, E: ExecutionSpace, T: Real, const D: usize> {
+    op: &'a WaveOperator<E, T, D>,
+    region: [Range<usize>; D],
+    boxes: Vec<[Range<usize>; D]>,
+    p: Field<E, T, D>,
+    pold: Field<E, T, D>,
+    pnew: Field<E, T, D>,
+    /// `kv2 q` of the adjoint step; `None` for the forward step.
+    kq: Option<Field<E, T, D>>,
+}
+
+impl<'a, E: ExecutionSpace, T: Real, const D: usize> Stepper<'a, E, T, D>
+where
+    Dims<D>: WaveKernels<D>,
+{
+    /// Zero levels of `op` stepping in `direction`.
+    fn new(op: &'a WaveOperator<E, T, D>, direction: Direction) -> Result<Self> {
+        let shape = op.shape;
+        let r = op.config.radius();
+        let kq = match direction {
+            Direction::Adjoint => Some(Field::<E, T, D>::zeros(shape)?),
+            Direction::Forward => None,
+        };
+        let boxes = match op.eta {
+            Some(_) => layer_boxes(shape, op.config.absorb, 0),
+            None => Vec::new(),
+        };
+        Ok(Stepper {
+            op,
+            region: std::array::from_fn(|a| r..shape[a] - r),
+            boxes,
+            p: Field::<E, T, D>::zeros(shape)?,
+            pold: Field::<E, T, D>::zeros(shape)?,
+            pnew: Field::<E, T, D>::zeros(shape)?,
+            kq,
+        })
+    }
+
+    /// One step under the thread's numerics: the fused step or its transpose, `value(i)`
+    /// added at `inject[i]`, the sponge's damping, then the levels rotate.
+    fn step(&mut self, inject: &[[usize; D]], value: impl Fn(usize) -> T) -> Result<()> {
+        let op = self.op;
+        let (space, order) = (&op.space, op.config.space_order);
+        match self.kq.as_mut() {
+            None => Dims::<D>::fused_step_in(
+                space,
+                order,
+                self.region.clone(),
+                &mut self.pnew,
+                &self.p,
+                &self.pold,
+                &op.kv2,
+            )?,
+            Some(kq) => {
+                fd_adjoint_kq_nd(space, kq, &self.p, &op.kv2)?;
+                fd_adjoint_step_nd(space, order, &mut self.pnew, &self.p, &self.pold, kq)?;
             }
-            if let Some(eta) = &self.eta {
-                for b in &boxes {
-                    launch_in_region::<<Dims<D> as WaveKernels<D>>::Absorb, E, T, D>(
-                        space,
-                        b.clone(),
-                        &mut [&mut pnew],
-                        &[&pold, eta],
-                        &[],
-                    )?;
-                }
-            }
-            pold.swap(&mut p);
-            p.swap(&mut pnew);
-            sample(&p, &flat, &mut out[k * n..(k + 1) * n], &mut scratch)?;
-            hook(k, &p)?;
         }
-        space.synchronize()
+        for (i, &at) in inject.iter().enumerate() {
+            Dims::<D>::add_source(space, &mut self.pnew, value(i), at)?;
+        }
+        if let Some(eta) = &op.eta {
+            for b in &self.boxes {
+                launch_in_region::<<Dims<D> as WaveKernels<D>>::Absorb, E, T, D>(
+                    space,
+                    b.clone(),
+                    &mut [&mut self.pnew],
+                    &[&self.pold, eta],
+                    &[],
+                )?;
+            }
+        }
+        self.pold.swap(&mut self.p);
+        self.p.swap(&mut self.pnew);
+        Ok(())
     }
 }
 

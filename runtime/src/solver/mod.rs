@@ -56,7 +56,9 @@ mod pml;
 mod simulator;
 pub mod tuning;
 
-pub use adjoint::{MisfitGradient, WaveOperator};
+pub use adjoint::{
+    MisfitGradient, OffGridOperator, Shot, Storage, WaveOperator, HICKS_KAISER_B, HICKS_RADIUS,
+};
 pub use blocking::{BlockPlan, Blocking, TimeBlock};
 pub use config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
 pub use dims::{Dims, WaveKernels};

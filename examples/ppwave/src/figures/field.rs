@@ -75,6 +75,12 @@ pub enum Scale {
         /// The clip level.
         clip: f64,
     },
+    /// A migrated image: [`seismic`](super::seismic) colours clipped symmetrically at
+    /// ±`clip`.
+    Image {
+        /// The clip level.
+        clip: f64,
+    },
     /// Velocity: [`velocity`](super::velocity) colours from `vmin` to `vmax` (m/s).
     Velocity {
         /// Slowest velocity.
@@ -87,7 +93,7 @@ pub enum Scale {
 impl Scale {
     fn color(&self, v: f64) -> RGBColor {
         match *self {
-            Scale::Pressure { clip } => super::seismic((v / clip) as f32),
+            Scale::Pressure { clip } | Scale::Image { clip } => super::seismic((v / clip) as f32),
             Scale::Velocity { vmin, vmax } => {
                 let t = if vmax > vmin {
                     (v - vmin) / (vmax - vmin)
@@ -101,7 +107,7 @@ impl Scale {
 
     fn range(&self) -> (f64, f64) {
         match *self {
-            Scale::Pressure { clip } => (-clip, clip),
+            Scale::Pressure { clip } | Scale::Image { clip } => (-clip, clip),
             Scale::Velocity { vmin, vmax } => (vmin, vmax),
         }
     }
@@ -109,6 +115,7 @@ impl Scale {
     fn label(&self) -> &'static str {
         match self {
             Scale::Pressure { .. } => "pressure p (source peak = 1)",
+            Scale::Image { .. } => "image amplitude",
             Scale::Velocity { .. } => "velocity (m/s)",
         }
     }
@@ -214,6 +221,30 @@ pub fn wavefield_figure_3d<'a>(
         scale: Scale::Pressure { clip },
     };
     (fig, clip)
+}
+
+/// A migrated image (`nz × nx` values) on `backdrop`'s grid, clipped as
+/// [`wavefield_figure`] clips, over the (migration) velocity model.
+pub fn image_figure<'a>(backdrop: &'a Backdrop, image: &[f64], title: String) -> FieldFigure<'a> {
+    let clip = super::clip_level(image.iter().copied(), CLIP_PERCENTILE);
+    FieldFigure {
+        backdrop,
+        title,
+        notes: vec![format!(
+            "colours: image clipped at \u{b1}{} (\u{b1}{}th percentile of the non-zero values); gray underlay: migration velocity {}\u{2013}{} m/s",
+            short(clip),
+            CLIP_PERCENTILE,
+            short(backdrop.vmin),
+            short(backdrop.vmax)
+        )],
+        slices: vec![Slice {
+            values: image.iter().map(|&v| v as f32).collect(),
+            underlay: true,
+            backdrop: None,
+            axes: ["x (m)", "depth z (m)"],
+        }],
+        scale: Scale::Image { clip },
+    }
 }
 
 /// The velocity model of `backdrop` with its own colour bar (m/s).
