@@ -16,7 +16,7 @@ use crate::kernels::{FdPxx, FdPzz, FdTime};
 use crate::launch::{axes, launch_in_region};
 use crate::receivers::Seismogram;
 use crate::solver::{
-    absorbing_eta, layer_depth, non_finite, pml_boxes, position_words, side_velocities, Boundary,
+    layer_boxes, non_finite, pml_boxes, position_words, side_velocities, sponge_eta_at, Boundary,
     Dims, Pml, PmlBox, PmlRows, SourceMode, StepKernels, WaveConfig, WaveKernels,
     FINITE_CHECK_EVERY, PML_HALO, PML_RADIUS,
 };
@@ -107,15 +107,221 @@ fn field_from<T: Real, const D: usize>(
 ) -> Result<Field<T, D>> {
     let mut out = Field::<T, D>::zeros(shape)?;
     for (k, o) in out.as_mut_slice().iter_mut().enumerate() {
-        let mut rest = k;
-        let mut g = [0; D];
-        for a in (0..D).rev() {
-            g[a] = origin[a] + rest % shape[a];
-            rest /= shape[a];
-        }
-        *o = f(g);
+        *o = f(global_of(k, shape, origin));
     }
     Ok(out)
+}
+
+/// A rank's sponge: its damping `eta` and the layer's boxes in local indices.
+type RankSponge<T, const D: usize> = (Field<T, D>, Vec<[Range<usize>; D]>);
+
+/// The sponge on the rank owning `own` (local fields from global `origin`, velocity `v`): its
+/// damping `eta` on the rank's field and the layer's boxes as the single-process step
+/// launches them, cut to the rank; `None` without a sponge.
+fn rank_sponge<T: Real, const D: usize>(
+    c: &WaveConfig,
+    v: &Field<T, D>,
+    own: &[Range<usize>; D],
+    origin: [usize; D],
+) -> Result<Option<RankSponge<T, D>>> {
+    if c.layer() != Some(Boundary::Sponge) {
+        return Ok(None);
+    }
+    let (shape, lshape) = (d_point::<D>([c.nz, c.ny, c.nx]), v.shape());
+    let vs = v.as_slice();
+    let eta = field_from::<T, D>(lshape, origin, |g| {
+        let l: [usize; D] = std::array::from_fn(|a| g[a] - origin[a]);
+        T::lit(sponge_eta_at(c, shape, g, vs[flat(l, lshape)].to_f64()))
+    })?;
+    let layer = layer_boxes(shape, c.absorb, 0)
+        .iter()
+        .map(|b| to_local(&intersect(b, own), origin))
+        .filter(|b| !is_empty(b))
+        .collect();
+    Ok(Some((eta, layer)))
+}
+
+/// The step's fields besides the levels: `kv2`, and `pxx`, `pzz` for the split kernels.
+type StepWork<T, const D: usize> = (Field<T, D>, Option<Field<T, D>>, Option<Field<T, D>>);
+
+/// The step's fields besides the levels, on a rank's field of `v`'s shape: `kv2` for the
+/// fused step (computed from `v`), or zeroed `pxx`, `pzz` for the split kernels.
+fn step_work<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real, const D: usize>(
+    space: &E,
+    c: &WaveConfig,
+    v: &Field<T, D>,
+    dtdh2: T,
+) -> Result<StepWork<T, D>>
+where
+    Dims<D>: WaveKernels<D>,
+{
+    let lshape = v.shape();
+    let mut kv2 = Field::<T, D>::zeros(lshape)?;
+    Ok(match c.kernels {
+        StepKernels::Split => (
+            kv2,
+            Some(Field::zeros(lshape)?),
+            Some(Field::zeros(lshape)?),
+        ),
+        StepKernels::Fused => {
+            Dims::<D>::kv2(space, &mut kv2, v, dtdh2)?;
+            (kv2, None, None)
+        }
+    })
+}
+
+/// The receivers this rank owns: each one's index in the configuration's list and its flat
+/// index in the rank's local field (of `lshape`, from global `origin`).
+fn rank_receivers<const D: usize>(
+    c: &WaveConfig,
+    own: &[Range<usize>; D],
+    origin: [usize; D],
+    lshape: [usize; D],
+) -> Vec<(usize, usize)> {
+    c.receiver_points()
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| (k, d_point::<D>(p)))
+        .filter(|&(_, g)| (0..D).all(|a| own[a].contains(&g[a])))
+        .map(|(k, g)| (k, flat(std::array::from_fn(|a| g[a] - origin[a]), lshape)))
+        .collect()
+}
+
+/// Where rank `rank` computes, in local indices: its part of the stencil's domain (radius `r`
+/// from every side) as the core, the points that read no halo (at least `r` from every side
+/// with a neighbour), and the strips around it.
+fn work_parts<const D: usize>(
+    d: &Decomposition<D>,
+    rank: usize,
+    own: &[Range<usize>; D],
+    origin: [usize; D],
+    r: usize,
+) -> ([Range<usize>; D], Vec<[Range<usize>; D]>) {
+    let domain: [Range<usize>; D] = d.shape().map(|n| r..n - r);
+    let work = to_local(&intersect(own, &domain), origin);
+    let mut core = work.clone();
+    for (a, axis) in core.iter_mut().enumerate() {
+        if d.neighbour(rank, a, false).is_some() {
+            axis.start = (axis.start + r).min(axis.end);
+        }
+        if d.neighbour(rank, a, true).is_some() {
+            axis.end = axis.end.saturating_sub(r).max(axis.start);
+        }
+    }
+    let strips = if is_empty(&work) {
+        vec![]
+    } else {
+        peel(&work, &core)
+    };
+    (core, strips)
+}
+
+/// The PML on the rank owning `own` (local fields from global `origin`, velocity `v`): its
+/// update on the rank's part of the layer's boxes, its memory variables `psi` also
+/// [`PML_RADIUS`] cells beyond (from the exchanged halo), as one process computes them there;
+/// `None` without a PML.
+fn rank_pml<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real, const D: usize>(
+    c: &WaveConfig,
+    v: &Field<T, D>,
+    own: &[Range<usize>; D],
+    origin: [usize; D],
+) -> Result<Option<Pml<E, T, D>>>
+where
+    Dims<D>: WaveKernels<D>,
+{
+    if c.layer() != Some(Boundary::Pml) {
+        return Ok(None);
+    }
+    let shape = d_point::<D>([c.nz, c.ny, c.nx]);
+    let boxes = pml_boxes(shape, c.absorb, c.radius().max(PML_RADIUS));
+    let beyond: [Range<usize>; D] = std::array::from_fn(|a| {
+        own[a].start.saturating_sub(PML_RADIUS)..(own[a].end + PML_RADIUS).min(shape[a])
+    });
+    let cut = |part: &[Range<usize>; D]| -> Vec<PmlBox<D>> {
+        boxes
+            .iter()
+            .map(|b| PmlBox {
+                region: to_local(&intersect(&b.region, part), origin),
+                axes: b.axes.clone(),
+            })
+            .filter(|b| !is_empty(&b.region))
+            .collect()
+    };
+    let sides = side_velocities(shape, c.absorb, |g| {
+        T::lit(c.velocity_at_zyx(zyx_point(g))).to_f64()
+    });
+    let split = c.kernels == StepKernels::Split;
+    Pml::<E, T, D>::prepare_part(c, v, &sides, origin, shape, cut(&beyond), cut(own), split)
+        .map(Some)
+}
+
+/// The unblocked step's checks after step `it` on a rank: its receivers' samples of `p` into
+/// `row` (the configuration's `receivers` as `(index, local flat index)`), the source point
+/// (`(local, global)` where the rank owns it), and every `FINITE_CHECK_EVERY` steps and after
+/// the last the rank's own box (`own`, local fields from global `origin`). An error names the
+/// step and the place of the first non-finite value.
+fn check_step<T: Real, const D: usize>(
+    c: &WaveConfig,
+    it: usize,
+    p: &Field<T, D>,
+    row: &mut [T],
+    receivers: &[(usize, usize)],
+    src: Option<([usize; D], [usize; D])>,
+    (origin, own): ([usize; D], &[Range<usize>; D]),
+) -> Result<()> {
+    let shape = d_point::<D>([c.nz, c.ny, c.nx]);
+    let lshape = p.shape();
+    let where_is = |g: [usize; D]| position_words(flat(g, shape), [c.nz, c.ny, c.nx], D);
+    let positions = c.receiver_points();
+    for (o, &(k, at)) in row.iter_mut().zip(receivers) {
+        *o = p.as_slice()[at];
+        if !o.to_f64().is_finite() {
+            let pos = where_is(d_point::<D>(positions[k]));
+            return Err(non_finite::<T>(it + 1, *o, &pos, "at receiver"));
+        }
+    }
+    if let Some((at, global)) = src {
+        let s = p.as_slice()[flat(at, lshape)];
+        if !s.to_f64().is_finite() {
+            return Err(non_finite::<T>(
+                it + 1,
+                s,
+                &where_is(global),
+                "at the source,",
+            ));
+        }
+    }
+    if (it + 1).is_multiple_of(FINITE_CHECK_EVERY) || it + 1 == c.nt {
+        let mut bad = None;
+        runs(
+            zyx(&lshape.map(|n| 0..n)).map(|a| a.end),
+            &zyx(&to_local(own, origin)),
+            |at, n| {
+                if bad.is_none() {
+                    bad = p.as_slice()[at..at + n]
+                        .iter()
+                        .position(|s| !s.to_f64().is_finite())
+                        .map(|i| at + i);
+                }
+            },
+        );
+        if let Some(k) = bad {
+            let g = global_of(k, lshape, origin);
+            return Err(non_finite::<T>(it + 1, p.as_slice()[k], &where_is(g), "at"));
+        }
+    }
+    Ok(())
+}
+
+/// The global index of flat index `k` of a local field of `shape` stored from `origin`.
+fn global_of<const D: usize>(k: usize, shape: [usize; D], origin: [usize; D]) -> [usize; D] {
+    let mut rest = k;
+    let mut g = [0; D];
+    for a in (0..D).rev() {
+        g[a] = origin[a] + rest % shape[a];
+        rest /= shape[a];
+    }
+    g
 }
 
 impl<E: ExecutionSpace<Memory = MemSpaceHost>, T: Real + Equivalence, const D: usize>
@@ -205,120 +411,30 @@ where
         let c = self.config.clone();
         let space = &self.space;
         let rank = self.rank();
-        let r = c.radius();
         let d = &self.decomp;
-        let shape = d.shape();
         let own = d.owned(rank);
         let local = d.local(rank, halo_width(&c));
         let origin = local.clone().map(|a| a.start);
         let lshape = local.clone().map(|a| a.len());
         let v = field_from::<T, D>(lshape, origin, |g| T::lit(c.velocity_at_zyx(zyx_point(g))))?;
-        let eta = if c.layer() == Some(Boundary::Sponge) {
-            let w = c.absorb;
-            let vs = v.as_slice();
-            // The depths along each axis add their contributions (z, then y, x), as in one
-            // process.
-            Some(field_from::<T, D>(lshape, origin, |g| {
-                let l: [usize; D] = std::array::from_fn(|a| g[a] - origin[a]);
-                let vel = vs[flat(l, lshape)].to_f64();
-                T::lit((0..D).fold(0.0, |acc, a| {
-                    let depth = layer_depth(g[a], shape[a], w);
-                    acc + absorbing_eta(depth, w, vel, c.dh, c.dt)
-                }))
-            })?)
-        } else {
-            None
-        };
+        let sponge = rank_sponge(&c, &v, &own, origin)?;
         let src_global = d_point::<D>([c.src_z, c.src_y, c.src_x]);
         let v_src = T::lit(c.velocity_at_zyx([c.src_z, c.src_y, c.src_x])).to_f64();
         let wavelet: Vec<T> = (0..c.nt)
             .map(|it| c.source_sample::<T>(v_src, it))
             .collect();
         let inside = |g: [usize; D]| (0..D).all(|a| own[a].contains(&g[a]));
-        let to_l = |g: [usize; D]| -> [usize; D] { std::array::from_fn(|a| g[a] - origin[a]) };
-        let src = inside(src_global).then(|| to_l(src_global));
-        let positions = c.receiver_points();
-        let receivers: Vec<(usize, usize)> = positions
-            .iter()
-            .enumerate()
-            .map(|(k, &p)| (k, d_point::<D>(p)))
-            .filter(|&(_, g)| inside(g))
-            .map(|(k, g)| (k, flat(to_l(g), lshape)))
-            .collect();
+        let src = inside(src_global).then(|| std::array::from_fn(|a| src_global[a] - origin[a]));
+        let receivers = rank_receivers(&c, &own, origin, lshape);
         let mut traces = vec![T::ZERO; c.nt * receivers.len()];
-        let where_is = |g: [usize; D]| position_words(flat(g, shape), [c.nz, c.ny, c.nx], D);
-
-        // Where this rank computes: its part of the stencil's domain; the points that read no
-        // halo (at least r from every side with a neighbour) and the strips around them.
-        let domain: [Range<usize>; D] = shape.map(|n| r..n - r);
-        let work = to_local(&intersect(&own, &domain), origin);
-        let mut core = work.clone();
-        for (a, axis) in core.iter_mut().enumerate() {
-            if d.neighbour(rank, a, false).is_some() {
-                axis.start = (axis.start + r).min(axis.end);
-            }
-            if d.neighbour(rank, a, true).is_some() {
-                axis.end = axis.end.saturating_sub(r).max(axis.start);
-            }
-        }
-        let strips = if is_empty(&work) {
-            vec![]
-        } else {
-            peel(&work, &core)
-        };
-        // The layer's boxes as the single-process step launches them, cut to this rank.
-        let layer: Vec<[Range<usize>; D]> = crate::solver::layer_boxes(shape, c.absorb, 0)
-            .iter()
-            .map(|b| to_local(&intersect(b, &own), origin))
-            .filter(|b| !is_empty(b))
-            .collect();
+        let (core, strips) = work_parts(d, rank, &own, origin, c.radius());
 
         let mut p = Field::<T, D>::zeros(lshape)?;
         let mut pold = Field::<T, D>::zeros(lshape)?;
         let mut pnew = Field::<T, D>::zeros(lshape)?;
         let dtdh2 = T::lit((c.dt / c.dh) * (c.dt / c.dh));
-        let mut kv2 = Field::<T, D>::zeros(lshape)?;
-        let (mut pxx, mut pzz) = match c.kernels {
-            StepKernels::Split => (Some(Field::zeros(lshape)?), Some(Field::zeros(lshape)?)),
-            StepKernels::Fused => {
-                Dims::<D>::kv2(space, &mut kv2, &v, dtdh2)?;
-                (None, None)
-            }
-        };
-        // The PML: its update on this rank's part of the layer's boxes, its memory variables
-        // `psi` also PML_RADIUS cells beyond (from the exchanged halo), as one process
-        // computes them there.
-        let mut pml = match c.layer() {
-            Some(Boundary::Pml) => {
-                let boxes = pml_boxes(shape, c.absorb, r.max(PML_RADIUS));
-                let beyond: [Range<usize>; D] = std::array::from_fn(|a| {
-                    own[a].start.saturating_sub(PML_RADIUS)..(own[a].end + PML_RADIUS).min(shape[a])
-                });
-                let cut = |part: &[Range<usize>; D]| -> Vec<PmlBox<D>> {
-                    boxes
-                        .iter()
-                        .map(|b| PmlBox {
-                            region: to_local(&intersect(&b.region, part), origin),
-                            axes: b.axes.clone(),
-                        })
-                        .filter(|b| !is_empty(&b.region))
-                        .collect()
-                };
-                Some(Pml::<E, T, D>::prepare_part(
-                    &c,
-                    &v,
-                    &side_velocities(shape, c.absorb, |g| {
-                        T::lit(c.velocity_at_zyx(zyx_point(g))).to_f64()
-                    }),
-                    origin,
-                    shape,
-                    cut(&beyond),
-                    cut(&own),
-                    c.kernels == StepKernels::Split,
-                )?)
-            }
-            _ => None,
-        };
+        let (kv2, mut pxx, mut pzz) = step_work(space, &c, &v, dtdh2)?;
+        let mut pml = rank_pml::<E, T, D>(&c, &v, &own, origin)?;
         let mut halo = HaloExchange::<T>::new(d, rank, halo_width(&c));
         let mut compute = Duration::ZERO;
         let step_on = |b: &[Range<usize>; D],
@@ -370,8 +486,8 @@ where
                 let kv2 = (c.kernels == StepKernels::Fused).then_some(&kv2);
                 pml.step(space, &mut pnew, &p, kv2, &PmlRows::ALL, None)?;
             }
-            if let Some(eta) = &eta {
-                for b in &layer {
+            if let Some((eta, layer)) = &sponge {
+                for b in layer {
                     launch_in_region::<<Dims<D> as WaveKernels<D>>::Absorb, E, T, D>(
                         space,
                         b.clone(),
@@ -386,44 +502,15 @@ where
             p.swap(&mut pnew);
             let nrec = receivers.len();
             let row = &mut traces[it * nrec..(it + 1) * nrec];
-            for (o, &(k, at)) in row.iter_mut().zip(&receivers) {
-                *o = p.as_slice()[at];
-                if !o.to_f64().is_finite() {
-                    let pos = where_is(d_point::<D>(positions[k]));
-                    return Err(non_finite::<T>(it + 1, *o, &pos, "at receiver"));
-                }
-            }
-            if let Some(at) = src {
-                let s = p.as_slice()[flat(at, lshape)];
-                if !s.to_f64().is_finite() {
-                    let pos = where_is(src_global);
-                    return Err(non_finite::<T>(it + 1, s, &pos, "at the source,"));
-                }
-            }
-            if (it + 1) % FINITE_CHECK_EVERY == 0 || it + 1 == c.nt {
-                let mut bad = None;
-                runs(
-                    zyx(&lshape.map(|n| 0..n)).map(|a| a.end),
-                    &zyx(&to_local(&own, origin)),
-                    |at, n| {
-                        if bad.is_none() {
-                            bad = p.as_slice()[at..at + n]
-                                .iter()
-                                .position(|s| !s.to_f64().is_finite())
-                                .map(|i| at + i);
-                        }
-                    },
-                );
-                if let Some(k) = bad {
-                    let mut rest = k;
-                    let mut g = [0; D];
-                    for a in (0..D).rev() {
-                        g[a] = origin[a] + rest % lshape[a];
-                        rest /= lshape[a];
-                    }
-                    return Err(non_finite::<T>(it + 1, p.as_slice()[k], &where_is(g), "at"));
-                }
-            }
+            check_step(
+                &c,
+                it,
+                &p,
+                row,
+                &receivers,
+                src.map(|at| (at, src_global)),
+                (origin, &own),
+            )?;
             if c.snapshot_every.is_some_and(|k| (it + 1) % k == 0) {
                 if let Some(whole) = self.gather_field(&p, origin)? {
                     snapshot(it + 1, &whole)?;
@@ -431,17 +518,34 @@ where
             }
         }
         self.space.synchronize()?;
-        let results = match self.gather_field(&p, origin)? {
+        let results = self.results(&p, origin, &traces)?;
+        let stats = self.stats(&halo, compute, start.elapsed());
+        Ok((stats, results))
+    }
+
+    /// Rank 0's results (the whole final wavefield and the seismogram) gathered from every
+    /// rank; `None` on the other ranks.
+    fn results(
+        &self,
+        p: &Field<T, D>,
+        origin: [usize; D],
+        traces: &[T],
+    ) -> Result<Option<DistResults<T, D>>> {
+        Ok(match self.gather_field(p, origin)? {
             Some(wavefield) => Some(DistResults {
                 wavefield,
-                seismogram: self.gather_traces(&traces)?,
+                seismogram: self.gather_traces(traces)?,
             }),
             None => {
-                self.gather_traces(&traces)?;
+                self.gather_traces(traces)?;
                 None
             }
-        };
-        let wall = start.elapsed();
+        })
+    }
+
+    /// The run's timing: each figure the largest over the ranks.
+    fn stats(&self, halo: &HaloExchange<T>, compute: Duration, wall: Duration) -> DistStats {
+        let c = &self.config;
         let mine = [
             halo.time().as_secs_f64(),
             compute.as_secs_f64(),
@@ -454,18 +558,15 @@ where
             &mut most[..],
             mpi::collective::SystemOperation::max(),
         );
-        let points = shape.iter().product::<usize>() as f64 * c.nt as f64;
-        Ok((
-            DistStats {
-                steps: c.nt,
-                wall: Duration::from_secs_f64(most[2]),
-                exchange: Duration::from_secs_f64(most[0]),
-                compute: Duration::from_secs_f64(most[1]),
-                halo_bytes_per_step: most[3] as usize,
-                mpoints_per_s: points / most[2].max(1e-12) / 1e6,
-            },
-            results,
-        ))
+        let points = self.decomp.shape().iter().product::<usize>() as f64 * c.nt as f64;
+        DistStats {
+            steps: c.nt,
+            wall: Duration::from_secs_f64(most[2]),
+            exchange: Duration::from_secs_f64(most[0]),
+            compute: Duration::from_secs_f64(most[1]),
+            halo_bytes_per_step: most[3] as usize,
+            mpoints_per_s: points / most[2].max(1e-12) / 1e6,
+        }
     }
 
     /// Rank 0 receives every rank's owned box of `p` (stored from `origin`) and assembles

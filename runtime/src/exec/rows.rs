@@ -108,7 +108,9 @@ pub fn y_block<T>(grid: &Region, rz: usize, fields: usize) -> usize {
         return n;
     }
     let row_bytes = grid.nx().max(1) * fields.max(1) * std::mem::size_of::<T>().max(1);
-    (cache_sizes().l2 / ((2 * rz + 1) * row_bytes)).max(4 * rz).max(1)
+    (cache_sizes().l2 / ((2 * rz + 1) * row_bytes))
+        .max(4 * rz)
+        .max(1)
 }
 
 /// The runs of consecutive rows (flat row numbers `z * ny + y`, each run contiguous in

@@ -3,17 +3,11 @@
 //! (every task runs each kernel in turn on the same rows) rather than as one parallel pass
 //! per kernel.
 //!
-//! What it is for: a kernel on a small part of the grid (a face of the PML's layer) costs
-//! little in arithmetic but a whole launch in synchronisation: a fork and join of the pool,
-//! the other threads idle while a few rows run. In a group it rides in the tasks of the
-//! others. The PML's step is two groups (`solver::pml`): on a 16-core host at 8 threads the
-//! PML run takes 1.26–1.33 × the rigid one's time, against 1.45–1.50 × with a launch per
-//! kernel (`docs/design/0012-pml-storage-and-profiles.md`).
-//!
-//! A group launched again and again (a blocked time loop launches it band after band) is
-//! planned once: [`GroupPlan::new`] makes every check, [`GroupPlan::launch`] only compares the
-//! fields' shapes and windows with the plan's and runs, and [`GroupPlan::launch_planes`] runs
-//! it on some planes only (a band), so that one plan serves every band.
+//! A kernel on a small part of the grid (a face of the PML's layer) costs a whole launch's
+//! fork and join; in a group it rides in the others' tasks (the PML's step is two groups;
+//! `docs/design/0012-pml-storage-and-profiles.md`). A group launched band after band is
+//! planned once ([`GroupPlan::new`]); [`GroupPlan::launch`] and [`GroupPlan::launch_planes`]
+//! (some planes only) then only compare the fields' shapes and windows with the plan's.
 //!
 //! The rule that makes this safe, checked by [`launch_group`]: a kernel that reads a field
 //! the group writes reads it only in the rows (3D: planes) it computes, that is with offset
@@ -515,15 +509,10 @@ struct Load {
 /// Cuts the planes from the first to the last of `loads` into tasks of about equal work (the
 /// sum of the loads' `per_plane` over a task's planes), each cut at the plane boundary nearest
 /// its share: `n` tasks, the most `tasks` of any load rounded up to a multiple of `threads`
-/// (fewer where planes are too few). Equal work matters where the members are unequal: a band
-/// of a blocked run that holds a face of the PML's layer has planes of four kernels at one end
-/// and of one at the other, and cut into equal numbers of planes it leaves a thread idle for a
-/// good part of the launch (`docs/design/0011-temporal-blocking.md`). Rayon hands tasks out by
-/// halves, so a multiple of the threads, each of equal work, keeps every thread busy to the
-/// end.
-///
-/// The estimate moves nothing but the tasks' boundaries: every task runs each member on its
-/// planes, so a group's results are the same bits for any split.
+/// (fewer where planes are too few), so that rayon, which hands tasks out by halves, keeps
+/// every thread busy where members are unequal (a band holding a face of the PML's layer;
+/// `docs/design/0011-temporal-blocking.md`). Only the tasks' boundaries move: a group's
+/// results are the same bits for any split.
 fn split_tasks(loads: &[Load], threads: usize) -> TaskList {
     let mut out = TaskList::new();
     let lo = loads.iter().map(|l| l.planes.start).min().unwrap_or(0);

@@ -73,7 +73,6 @@ pub use pml::{
 pub use simulator::{RunStats, WaveSimulator, FINITE_CHECK_EVERY};
 #[cfg(feature = "mpi")]
 pub(crate) use {
-    physics::{absorbing_eta, layer_depth},
     pml::{layer_boxes, pml_boxes, side_velocities, Pml, PmlBox, PmlRows, PML_HALO, PML_RADIUS},
-    simulator::{non_finite, position_words},
+    simulator::{non_finite, position_words, sponge_eta_at},
 };

@@ -5,18 +5,24 @@
 //! `physics.rs`.
 
 use super::blocking::Blocking;
-use super::config::{Boundary, Layer, SourceMode, StepKernels, WaveConfig};
+use super::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
-use super::physics::{absorbing_eta, layer_depth};
-use super::pml::{layer_boxes, Interior, Pml, PmlRows};
+use super::pml::{layer_boxes, Pml, PmlRows};
 use super::tuning::BandTuner;
 use crate::launch::launch_in_region;
-use crate::model::VelocityModel;
-use crate::receivers::{ReceiverLine, Seismogram};
-use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
+use crate::receivers::Seismogram;
+use crate::{Error, ExecutionSpace, MemSpaceHost, Param, Real, Result, ScalarField};
 use std::time::{Duration, Instant};
 
 mod blocked;
+mod settings;
+mod step_parts;
+
+#[cfg(feature = "mpi")]
+pub(crate) use step_parts::sponge_eta_at;
+pub use step_parts::FINITE_CHECK_EVERY;
+use step_parts::{check_finite, fused_source_pml, sample_receivers};
+pub(crate) use step_parts::{non_finite, position_words, sponge_eta};
 
 /// A host field of `D` dimensions.
 type HostFieldN<T, const D: usize> = ScalarField<MemSpaceHost, T, D>;
@@ -137,144 +143,6 @@ pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     tuner: Option<BandTuner>,
 }
 
-/// Reads the receivers' samples from `p`: in place for host memory, else through a host copy
-/// of the whole field (`scratch`, allocated once). A device-side gather kernel would avoid
-/// that copy; the DSL cannot express one yet.
-fn sample_receivers<M: MemorySpace, T: Real, const D: usize>(
-    p: &ScalarField<M, T, D>,
-    points: &[usize],
-    out: &mut [T],
-    scratch: &mut Option<HostFieldN<T, D>>,
-) -> Result<()> {
-    let values = match p.host_values() {
-        Some(values) => values,
-        None => {
-            let h = match scratch {
-                Some(h) => h,
-                None => scratch.insert(HostFieldN::zeros(p.shape())?),
-            };
-            p.copy_to_host(h.as_mut_slice())?;
-            h.as_slice()
-        }
-    };
-    for (o, &k) in out.iter_mut().zip(points) {
-        *o = values[k];
-    }
-    Ok(())
-}
-
-/// The whole field is checked for NaN and infinity every this many steps (and after the
-/// last); the source point every step. Host memory only: a device field is checked through
-/// its receivers every step and whole after the last step.
-pub const FINITE_CHECK_EVERY: usize = 64;
-
-/// Where flat index `k` of a grid `[nz, ny, nx]` of `dims` dimensions lies, in words:
-/// `row z, column x` (2D) or `plane z, row y, column x` (3D).
-pub(crate) fn position_words(k: usize, [_, ny, nx]: [usize; 3], dims: usize) -> String {
-    let (zy, x) = (k / nx, k % nx);
-    if dims == 3 {
-        format!("plane {}, row {}, column {x}", zy / ny, zy % ny)
-    } else {
-        format!("row {zy}, column {x}")
-    }
-}
-
-/// [`Error::NonFinite`] for `value` found after `step` steps at `pos`
-/// ([`position_words`]).
-pub(crate) fn non_finite<T: Real>(step: usize, value: T, pos: &str, place: &str) -> Error {
-    Error::NonFinite {
-        step,
-        found: format!("{} {place} {pos}", value.to_f64()),
-        cause: format!(
-            "the values grew beyond {}'s range or became undefined; likely causes: a source \
-             wavelet the grid cannot carry (peak frequency, source delay), an absorbing layer \
-             too thin for the model, or extreme velocities; the run was stopped, nothing \
-             after this step is valid",
-            T::NAME
-        ),
-    }
-}
-
-/// The fused step of space order `order` on `region` of `out` from `[level, before, kv2]`,
-/// then the additive source `add` (its value and point), then the PML on `rows`: the order
-/// in which the unblocked step and every band of a blocked sweep apply them. With a PML the
-/// fused step runs in the PML's first group ([`Pml::step`]), unless the source lies where
-/// the PML updates the pressure: it is then added between the two, so that every point's
-/// sum is made in the same order.
-#[allow(clippy::too_many_arguments)]
-fn fused_source_pml<E: ExecutionSpace, T: Real, const D: usize>(
-    space: &E,
-    order: usize,
-    region: [std::ops::Range<usize>; D],
-    out: &mut ScalarField<E::Memory, T, D>,
-    [level, before, kv2]: [&ScalarField<E::Memory, T, D>; 3],
-    add: Option<(T, [usize; D])>,
-    pml: Option<&mut Pml<E, T, D>>,
-    rows: &PmlRows,
-) -> Result<()>
-where
-    Dims<D>: WaveKernels<D>,
-{
-    let between = add.is_some_and(|(_, at)| pml.as_ref().is_some_and(|pml| pml.updates(at)));
-    let (joined, after) = match pml {
-        Some(pml) if !between => (Some(pml), None),
-        pml => (None, pml),
-    };
-    match joined {
-        Some(pml) => {
-            let interior = Interior {
-                order,
-                region,
-                pold: before,
-            };
-            pml.step(space, out, level, Some(kv2), rows, Some(interior))?
-        }
-        None => Dims::<D>::fused_step_in(space, order, region, out, level, before, kv2)?,
-    }
-    if let Some((value, at)) = add {
-        Dims::<D>::add_source(space, out, value, at)?;
-    }
-    if let Some(pml) = after {
-        pml.step(space, out, level, Some(kv2), rows, None)?;
-    }
-    Ok(())
-}
-
-/// The step-boundary check of `p` after `step` steps: the source point every step, the
-/// whole field every [`FINITE_CHECK_EVERY`] steps and after the last (host memory; device
-/// memory: whole after the last step only).
-fn check_finite<M: MemorySpace, T: Real, const D: usize>(
-    p: &ScalarField<M, T, D>,
-    c: &WaveConfig,
-    step: usize,
-) -> Result<()> {
-    let whole = step.is_multiple_of(FINITE_CHECK_EVERY) || step == c.nt;
-    let first_bad = |values: &[T]| values.iter().position(|v| !v.to_f64().is_finite());
-    let at = |k: usize| position_words(k, [c.nz, c.ny, c.nx], c.dims());
-    if let Some(values) = p.host_values() {
-        let src = (c.src_z * c.ny + c.src_y) * c.nx + c.src_x;
-        if !values[src].to_f64().is_finite() {
-            return Err(non_finite::<T>(
-                step,
-                values[src],
-                &at(src),
-                "at the source,",
-            ));
-        }
-        if whole {
-            if let Some(k) = first_bad(values) {
-                return Err(non_finite::<T>(step, values[k], &at(k), "at"));
-            }
-        }
-    } else if step == c.nt {
-        let host = p.to_host()?;
-        if let Some(k) = first_bad(host.as_slice()) {
-            return Err(non_finite::<T>(step, host.as_slice()[k], &at(k), "at"));
-        }
-    }
-    Ok(())
-}
-
 impl<E: ExecutionSpace, T: Real, const D: usize> WaveSimulator<E, T, D>
 where
     Dims<D>: WaveKernels<D>,
@@ -296,222 +164,6 @@ where
             run: None,
             blocking: None,
             tuner: None,
-        }
-    }
-
-    /// The execution space.
-    pub fn space(&self) -> &E {
-        &self.space
-    }
-
-    /// All parameters.
-    pub fn config(&self) -> &WaveConfig {
-        &self.config
-    }
-
-    /// Sets the time step `dt` (s).
-    pub fn set_time_step(&mut self, dt: f64) -> &mut Self {
-        self.config.dt = dt;
-        self
-    }
-
-    /// Sets the grid spacing `dh` (m).
-    pub fn set_space_step(&mut self, dh: f64) -> &mut Self {
-        self.config.dh = dh;
-        self
-    }
-
-    /// Sets the number of time steps.
-    pub fn set_time_steps(&mut self, nt: usize) -> &mut Self {
-        self.config.nt = nt;
-        self
-    }
-
-    /// Sets the grid to `nz` rows by `nx` columns.
-    pub fn set_dimensions(&mut self, nz: usize, nx: usize) -> &mut Self {
-        self.config.nz = nz;
-        self.config.nx = nx;
-        self
-    }
-
-    /// Sets a 3D grid of `nz × ny × nx` points (`ny` = 1 is a 2D grid); run it with
-    /// `D = 3` (`WaveSimulator<E, T, 3>`).
-    pub fn set_dimensions_3d(&mut self, nz: usize, ny: usize, nx: usize) -> &mut Self {
-        self.config.nz = nz;
-        self.config.ny = ny;
-        self.config.nx = nx;
-        self
-    }
-
-    /// Places the source of a 3D run at `(z, y, x)`.
-    pub fn set_source_position_3d(&mut self, z: usize, y: usize, x: usize) -> &mut Self {
-        self.config.src_z = z;
-        self.config.src_y = y;
-        self.config.src_x = x;
-        self
-    }
-
-    /// Places the source at row `z`, column `x`.
-    pub fn set_source_position(&mut self, z: usize, x: usize) -> &mut Self {
-        self.config.src_z = z;
-        self.config.src_x = x;
-        self
-    }
-
-    /// Sets the Ricker wavelet's peak frequency (Hz).
-    pub fn set_ricker_peak_frequency(&mut self, f: f64) -> &mut Self {
-        self.config.fpeak = f;
-        self
-    }
-
-    /// Sets the background velocity (m/s).
-    pub fn set_vmin(&mut self, v: f64) -> &mut Self {
-        self.config.vmin = v;
-        self
-    }
-
-    /// Adds a layer: rows `[z0, z1)` get velocity `v` (m/s).
-    pub fn add_velocity_layer(&mut self, z0: usize, z1: usize, v: f64) -> &mut Self {
-        self.config.layers.push(Layer {
-            z0,
-            z1,
-            velocity: v,
-        });
-        self
-    }
-
-    /// Chooses the split (paper) or fused time step.
-    pub fn set_kernels(&mut self, kernels: StepKernels) -> &mut Self {
-        self.config.kernels = kernels;
-        self
-    }
-
-    /// Sets the space order (even, 2 to 16).
-    pub fn set_space_order(&mut self, order: usize) -> &mut Self {
-        self.config.space_order = order;
-        self
-    }
-
-    /// Sets the width of the absorbing layer on every side, in cells (0: none).
-    pub fn set_absorbing_layer(&mut self, cells: usize) -> &mut Self {
-        self.config.absorb = cells;
-        self
-    }
-
-    /// Chooses how the source enters (set, the paper's, or add).
-    pub fn set_source_mode(&mut self, mode: SourceMode) -> &mut Self {
-        self.config.source_mode = mode;
-        self
-    }
-
-    /// Sets the additive source's delay in seconds (`None`: `1.5 / fpeak`).
-    pub fn set_source_delay(&mut self, delay: Option<f64>) -> &mut Self {
-        self.config.source_delay = delay;
-        self
-    }
-
-    /// Adds a receiver at row `z`, column `x`.
-    pub fn add_receiver(&mut self, z: usize, x: usize) -> &mut Self {
-        self.config.receivers.push((z, x));
-        self
-    }
-
-    /// Adds the receivers of a line.
-    pub fn add_receiver_line(&mut self, line: ReceiverLine) -> &mut Self {
-        self.config.add_receiver_line(line);
-        self
-    }
-
-    /// Adds a receiver of a 3D run at `(z, y, x)`.
-    pub fn add_receiver_3d(&mut self, z: usize, y: usize, x: usize) -> &mut Self {
-        self.config.receivers_3d.push((z, y, x));
-        self
-    }
-
-    /// Removes every receiver (2D and 3D).
-    pub fn clear_receivers(&mut self) -> &mut Self {
-        self.config.receivers.clear();
-        self.config.receivers_3d.clear();
-        self
-    }
-
-    /// Hands a host copy of the wavefield to [`run_with`](Self::run_with)'s hook every `k`
-    /// steps (`None`: never; `Some(0)` is rejected by [`validate`](Self::validate)).
-    pub fn set_snapshot_every(&mut self, k: Option<usize>) -> &mut Self {
-        self.config.snapshot_every = k;
-        self
-    }
-
-    /// Uses a velocity model (host data) as the background, with the layers on top; the
-    /// grid takes its shape.
-    pub fn set_velocity_model(&mut self, model: VelocityModel) -> &mut Self {
-        self.config.set_velocity_model(model);
-        self
-    }
-
-    /// Removes every layer (the model becomes `vmin` everywhere).
-    pub fn clear_velocity_layers(&mut self) -> &mut Self {
-        self.config.layers.clear();
-        self
-    }
-
-    /// Uses a velocity model already in `E`'s memory space as it is, instead of the config's
-    /// background and layers (for a model given as host data with layers on top, use
-    /// [`set_velocity_model`](Self::set_velocity_model)). Its values are checked (finite,
-    /// > 0) and its maximum is used for the CFL check.
-    pub fn set_velocity(&mut self, v: ScalarField<E::Memory, T, D>) -> Result<()> {
-        let host = v.to_host()?;
-        let mut vmax = 0.0f64;
-        for (k, &x) in host.as_slice().iter().enumerate() {
-            let x = x.to_f64();
-            if !(x.is_finite() && x > 0.0) {
-                return Err(Error::invalid(
-                    Param::Velocity,
-                    x,
-                    format!(
-                        "at {}: every velocity must be finite and greater than 0",
-                        position_words(k, host.zyx(), D)
-                    ),
-                ));
-            }
-            vmax = vmax.max(x);
-        }
-        self.velocity_max = vmax;
-        self.velocity = Some(v);
-        Ok(())
-    }
-
-    /// Time step (s).
-    pub fn time_step(&self) -> f64 {
-        self.config.dt
-    }
-
-    /// Grid spacing (m).
-    pub fn space_step(&self) -> f64 {
-        self.config.dh
-    }
-
-    /// Number of time steps.
-    pub fn time_steps(&self) -> usize {
-        self.config.nt
-    }
-
-    /// `(nz, nx)`.
-    pub fn dimensions(&self) -> (usize, usize) {
-        (self.config.nz, self.config.nx)
-    }
-
-    /// The fields' shape: `[nz, nx]` in 2D, `[nz, ny, nx]` in 3D.
-    pub fn shape(&self) -> [usize; D] {
-        let c = &self.config;
-        trailing::<D>([c.nz, c.ny, c.nx])
-    }
-
-    /// CFL number of the current model.
-    pub fn cfl(&self) -> f64 {
-        match &self.velocity {
-            Some(_) => self.velocity_max * self.config.dt / self.config.dh,
-            None => self.config.cfl(),
         }
     }
 
@@ -648,42 +300,7 @@ where
             Some(vh) => vh.as_slice()[src_flat].to_f64(),
             None => c.vmin,
         };
-        // The nt-long buffers are allocated fallibly: too many steps are an error, not an
-        // abort (`validate` already refused sizes beyond the address space).
-        let out_of_memory = |n: usize| Error::OutOfMemory {
-            space: "host",
-            bytes: n.saturating_mul(std::mem::size_of::<T>()),
-        };
-        let mut wavelet: Vec<T> = Vec::new();
-        wavelet
-            .try_reserve_exact(c.nt)
-            .map_err(|_| out_of_memory(c.nt))?;
-        wavelet.extend((0..c.nt).map(|it| c.source_sample::<T>(v_src, it)));
-        if let Some(it) = wavelet.iter().position(|w| !w.to_f64().is_finite()) {
-            return Err(Error::invalid(
-                Param::PeakFrequency,
-                c.fpeak,
-                format!("the source wavelet is not finite in {} at time step {it}; use a lower peak frequency, or a velocity model with smaller values at the source", T::NAME),
-            ));
-        }
-        let receivers: Vec<usize> = c
-            .receiver_points()
-            .iter()
-            .map(|&[z, y, x]| (z * c.ny + y) * c.nx + x)
-            .collect();
-        let nrec = receivers.len();
-        let samples = c.nt.checked_mul(nrec).ok_or_else(|| {
-            Error::invalid(
-                Param::Receivers,
-                nrec,
-                "nt x receivers overflows usize; use fewer receivers",
-            )
-        })?;
-        let mut traces: Vec<T> = Vec::new();
-        traces
-            .try_reserve_exact(samples)
-            .map_err(|_| out_of_memory(samples))?;
-        traces.resize(samples, T::ZERO);
+        let (wavelet, receivers, traces) = run_buffers::<T>(&c, v_src)?;
 
         let p = ScalarField::<E::Memory, T, D>::zeros(shape)?;
         let pold = ScalarField::<E::Memory, T, D>::zeros(shape)?;
@@ -936,39 +553,53 @@ where
     }
 }
 
-/// The sponge's damping `eta` of `c` on the host (also the adjoint's): the
-/// depths into the layer along each axis add their contributions.
-pub(crate) fn sponge_eta<T: Real, const D: usize>(
-    c: &WaveConfig,
-    velocity: &HostFieldN<T, D>,
-    shape: [usize; D],
-) -> Result<HostFieldN<T, D>> {
-    let mut host = HostFieldN::<T, D>::zeros(shape)?;
-    for (k, (e, v)) in host
-        .as_mut_slice()
-        .iter_mut()
-        .zip(velocity.as_slice())
-        .enumerate()
-    {
-        let mut rest = k;
-        let mut index = [0usize; D];
-        for a in (0..D).rev() {
-            index[a] = rest % shape[a];
-            rest /= shape[a];
-        }
-        let vel = v.to_f64();
-        let sum = (0..D).fold(0.0, |acc, a| {
-            let depth = layer_depth(index[a], shape[a], c.absorb);
-            acc + absorbing_eta(depth, c.absorb, vel, c.dh, c.dt)
-        });
-        *e = T::lit(sum);
+/// The run's host buffers: the source wavelet of each step (scaled by the velocity `v_src`
+/// at the source), the receivers' flat indices and their zeroed `nt x receivers` traces.
+/// The nt-long buffers are allocated fallibly: too many steps are an error, not an abort
+/// (`validate` already refused sizes beyond the address space).
+fn run_buffers<T: Real>(c: &WaveConfig, v_src: f64) -> Result<(Vec<T>, Vec<usize>, Vec<T>)> {
+    let out_of_memory = |n: usize| Error::OutOfMemory {
+        space: "host",
+        bytes: n.saturating_mul(std::mem::size_of::<T>()),
+    };
+    let mut wavelet: Vec<T> = Vec::new();
+    wavelet
+        .try_reserve_exact(c.nt)
+        .map_err(|_| out_of_memory(c.nt))?;
+    wavelet.extend((0..c.nt).map(|it| c.source_sample::<T>(v_src, it)));
+    if let Some(it) = wavelet.iter().position(|w| !w.to_f64().is_finite()) {
+        return Err(Error::invalid(
+            Param::PeakFrequency,
+            c.fpeak,
+            format!("the source wavelet is not finite in {} at time step {it}; use a lower peak frequency, or a velocity model with smaller values at the source", T::NAME),
+        ));
     }
-    Ok(host)
+    let receivers: Vec<usize> = c
+        .receiver_points()
+        .iter()
+        .map(|&[z, y, x]| (z * c.ny + y) * c.nx + x)
+        .collect();
+    let nrec = receivers.len();
+    let samples = c.nt.checked_mul(nrec).ok_or_else(|| {
+        Error::invalid(
+            Param::Receivers,
+            nrec,
+            "nt x receivers overflows usize; use fewer receivers",
+        )
+    })?;
+    let mut traces: Vec<T> = Vec::new();
+    traces
+        .try_reserve_exact(samples)
+        .map_err(|_| out_of_memory(samples))?;
+    traces.resize(samples, T::ZERO);
+    Ok((wavelet, receivers, traces))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::VelocityModel;
+    use crate::solver::config::Layer;
     use crate::{Rayon, Serial};
 
     fn small(kernels: StepKernels) -> WaveConfig {

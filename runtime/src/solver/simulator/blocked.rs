@@ -382,30 +382,43 @@ where
             pold.swap(p);
             p.swap(pnew);
         }
-        // The unblocked step's checks, level by level: receivers, then the source point.
-        let words = |flat: usize| position_words(flat, [c.nz, c.ny, c.nx], c.dims());
-        for (j, &value) in at_source.iter().enumerate() {
-            let it = t + j;
-            let row = &traces[it * nrec..(it + 1) * nrec];
-            if let Some(q) = row.iter().position(|v| !v.to_f64().is_finite()) {
-                *done = it;
-                let pos = words(receivers[q]);
-                return Err(non_finite::<T>(it + 1, row[q], &pos, "at receiver"));
-            }
-            if j + 1 < k && !value.to_f64().is_finite() {
-                *done = it;
-                return Err(non_finite::<T>(
-                    it + 1,
-                    value,
-                    &words(src),
-                    "at the source,",
-                ));
-            }
+        if let Err((it, e)) = block_checks(c, t, &at_source, traces, receivers, src) {
+            *done = it;
+            return Err(e);
         }
         check_finite(p, c, t + k).inspect_err(|_| *done = t + k - 1)?;
         *done = t + k;
         Ok(t + k - 1)
     }
+}
+
+/// The unblocked step's checks on a block of `at_source.len()` steps from step `t`, level by
+/// level: the receivers' samples in `traces`, then the value at the source point `src`
+/// (whose last level the whole-field check covers). On a non-finite value, the step index at
+/// which the run stops and the error naming the step and the place.
+fn block_checks<T: Real>(
+    c: &WaveConfig,
+    t: usize,
+    at_source: &[T],
+    traces: &[T],
+    receivers: &[usize],
+    src: usize,
+) -> std::result::Result<(), (usize, Error)> {
+    let (k, nrec) = (at_source.len(), receivers.len());
+    let words = |flat: usize| position_words(flat, [c.nz, c.ny, c.nx], c.dims());
+    for (j, &value) in at_source.iter().enumerate() {
+        let it = t + j;
+        let row = &traces[it * nrec..(it + 1) * nrec];
+        if let Some(q) = row.iter().position(|v| !v.to_f64().is_finite()) {
+            let pos = words(receivers[q]);
+            return Err((it, non_finite::<T>(it + 1, row[q], &pos, "at receiver")));
+        }
+        if j + 1 < k && !value.to_f64().is_finite() {
+            let e = non_finite::<T>(it + 1, value, &words(src), "at the source,");
+            return Err((it, e));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
