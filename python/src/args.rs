@@ -309,15 +309,7 @@ pub fn points(obj: &Bound<'_, PyAny>, dims: usize, what: &str) -> PyResult<Vec<[
 /// Reads every option into a [`Setup`]: the model, the parameters, the execution space.
 /// `ValueError` for bad input (the library's messages where it checks).
 pub fn setup(velocity_arg: &Bound<'_, PyAny>, o: &Opts<'_, '_>) -> PyResult<Setup> {
-    let precision = match o.precision {
-        "f32" | "float32" => "f32",
-        "f64" | "float64" => "f64",
-        other => {
-            return Err(bad(format!(
-                "invalid precision = {other:?}: use \"f32\" or \"f64\""
-            )))
-        }
-    };
+    let precision = precision_arg(o.precision)?;
     let (shape, model, vlow, vmax) = velocity(velocity_arg, precision == "f64")?;
     let dims = shape.len();
     let (nz, ny, nx) = if dims == 3 {
@@ -332,121 +324,19 @@ pub fn setup(velocity_arg: &Bound<'_, PyAny>, o: &Opts<'_, '_>) -> PyResult<Setu
         0,
         "use an even order from 2 to 16",
     )?;
-    let kernels = match o.kernels {
-        "fused" => StepKernels::Fused,
-        "split" => StepKernels::Split,
-        other => {
-            return Err(bad(format!(
-                "invalid kernels = {other:?}: use \"fused\" (the default) or \"split\" (the paper's four kernels, order 4 only)"
-            )))
-        }
-    };
+    let kernels = kernels_arg(o.kernels)?;
     let boundary: Boundary = o.boundary.parse().py()?;
-    let absorb = match (boundary, o.absorb) {
-        (Boundary::Rigid, Some(a)) if a != 0 => {
-            return Err(bad(format!(
-                "invalid absorb = {a}: boundary=\"rigid\" has no layer; drop absorb, or use boundary=\"pml\" or \"sponge\""
-            )))
-        }
-        (Boundary::Rigid, _) => 0,
-        (_, None) => DEFAULT_ABSORB,
-        (b, Some(a)) => {
-            let a = whole("absorb", a, 0, "a layer is 1 cell wide or more")?;
-            if a == 0 {
-                return Err(bad(format!(
-                    "invalid absorb = 0: boundary=\"{}\" needs a layer (20 cells or more absorb well); or use boundary=\"rigid\"",
-                    b.name()
-                )));
-            }
-            a
-        }
-    };
-    for (name, given) in [
-        ("pml_r", o.pml_r.is_some()),
-        ("pml_degree", o.pml_degree.is_some()),
-        ("pml_alpha", o.pml_alpha.is_some()),
-    ] {
-        if given && boundary != Boundary::Pml {
-            return Err(bad(format!(
-                "{name} applies only to boundary=\"pml\", not \"{}\"; drop {name}",
-                boundary.name()
-            )));
-        }
-    }
+    let absorb = absorb_arg(boundary, o)?;
     let source_mode: SourceMode = o.source_mode.parse().py()?;
     if o.source_delay.is_some() && source_mode != SourceMode::Add {
         return Err(bad(
             "source_delay applies only to source_mode=\"add\" (the set mode starts the wavelet at its peak); add source_mode=\"add\" or drop source_delay",
         ));
     }
-    let time_block = match o.time_block.extract::<i64>() {
-        Ok(k) => TimeBlock::Depth(whole(
-            "time_block",
-            k,
-            1,
-            "a block holds 1 step or more; or use \"off\" or \"auto\"",
-        )?),
-        Err(_) => {
-            let text: String = o.time_block.extract().map_err(|_| {
-                bad("time_block must be \"off\", \"auto\", a number of steps K, \"K:B\" or \"K:BxW\"")
-            })?;
-            text.parse().py()?
-        }
-    };
-    let threads = match o.threads {
-        None => None,
-        Some(t) => {
-            if o.backend != "rayon" {
-                return Err(bad(format!(
-                    "threads applies only to backend=\"rayon\", not {:?}; drop threads",
-                    o.backend
-                )));
-            }
-            Some(whole("threads", t, 1, "use between 1 and 4096 threads")?)
-        }
-    };
-    let dt = match (o.dt, o.cfl) {
-        (Some(_), Some(_)) => {
-            return Err(bad(
-                "give dt or cfl, not both (cfl sets dt = cfl * dh / max(velocity))",
-            ))
-        }
-        (Some(dt), None) => dt,
-        (None, _) if !(o.dh.is_finite() && o.dh > 0.0) => {
-            return Err(bad(format!(
-                "invalid dh = {}: must be a finite number greater than 0 metres",
-                o.dh
-            )))
-        }
-        (None, cfl) => {
-            let limit = cfl_limit_in(space_order, dims).py()?;
-            let cfl = cfl.unwrap_or(DEFAULT_CFL_FRACTION * limit);
-            if !(cfl.is_finite() && cfl > 0.0) {
-                return Err(bad(format!(
-                    "invalid cfl = {cfl}: must be a finite number greater than 0 (the limit of the order-{space_order} {dims}D scheme is {limit:.4})"
-                )));
-            }
-            cfl * o.dh / vmax
-        }
-    };
-    let arithmetic = match o.numerics {
-        "exact" => Arithmetic::Exact,
-        "fast" => Arithmetic::Fast,
-        other => {
-            return Err(bad(format!(
-                "invalid numerics = {other:?}: use \"exact\" (every operation rounded as written, the default) or \"fast\" (fused multiply-adds, results within a few units in the last place)"
-            )))
-        }
-    };
-    let subnormals = match o.subnormals {
-        "flush" => Subnormals::Flush,
-        "keep" => Subnormals::Keep,
-        other => {
-            return Err(bad(format!(
-                "invalid subnormals = {other:?}: use \"flush\" (to zero, the default) or \"keep\" (IEEE 754)"
-            )))
-        }
-    };
+    let time_block = time_block_arg(o.time_block)?;
+    let threads = threads_arg(o)?;
+    let dt = time_step(o, space_order, dims, vmax)?;
+    let numerics = numerics_arg(o)?;
     let receivers = match o.receivers {
         Some(r) if !r.is_none() => points(r, dims, "receivers")?,
         _ => Vec::new(),
@@ -492,11 +382,7 @@ pub fn setup(velocity_arg: &Bound<'_, PyAny>, o: &Opts<'_, '_>) -> PyResult<Setu
         snapshot_every: None,
         velocity: None,
         time_block,
-        numerics: Numerics {
-            arithmetic,
-            subnormals,
-        },
-        ..WaveConfig::paper()
+        numerics,
     };
     let space = Space::open(o.backend, threads)?;
     Ok(Setup {
@@ -508,6 +394,150 @@ pub fn setup(velocity_arg: &Bound<'_, PyAny>, o: &Opts<'_, '_>) -> PyResult<Setu
         backend: o.backend.to_string(),
         receivers,
         vmax,
+    })
+}
+
+/// The run's precision: `"f32"` or `"f64"` (numpy's names accepted).
+fn precision_arg(text: &str) -> PyResult<&'static str> {
+    match text {
+        "f32" | "float32" => Ok("f32"),
+        "f64" | "float64" => Ok("f64"),
+        other => Err(bad(format!(
+            "invalid precision = {other:?}: use \"f32\" or \"f64\""
+        ))),
+    }
+}
+
+/// One fused kernel per step or the paper's four.
+fn kernels_arg(text: &str) -> PyResult<StepKernels> {
+    match text {
+        "fused" => Ok(StepKernels::Fused),
+        "split" => Ok(StepKernels::Split),
+        other => Err(bad(format!(
+            "invalid kernels = {other:?}: use \"fused\" (the default) or \"split\" (the paper's four kernels, order 4 only)"
+        ))),
+    }
+}
+
+/// The absorbing layer's width: none on a rigid edge, [`DEFAULT_ABSORB`] when not given, at
+/// least one cell otherwise; the PML's own options only with `boundary="pml"`.
+fn absorb_arg(boundary: Boundary, o: &Opts<'_, '_>) -> PyResult<usize> {
+    for (name, given) in [
+        ("pml_r", o.pml_r.is_some()),
+        ("pml_degree", o.pml_degree.is_some()),
+        ("pml_alpha", o.pml_alpha.is_some()),
+    ] {
+        if given && boundary != Boundary::Pml {
+            return Err(bad(format!(
+                "{name} applies only to boundary=\"pml\", not \"{}\"; drop {name}",
+                boundary.name()
+            )));
+        }
+    }
+    Ok(match (boundary, o.absorb) {
+        (Boundary::Rigid, Some(a)) if a != 0 => {
+            return Err(bad(format!(
+                "invalid absorb = {a}: boundary=\"rigid\" has no layer; drop absorb, or use boundary=\"pml\" or \"sponge\""
+            )))
+        }
+        (Boundary::Rigid, _) => 0,
+        (_, None) => DEFAULT_ABSORB,
+        (b, Some(a)) => {
+            let a = whole("absorb", a, 0, "a layer is 1 cell wide or more")?;
+            if a == 0 {
+                return Err(bad(format!(
+                    "invalid absorb = 0: boundary=\"{}\" needs a layer (20 cells or more absorb well); or use boundary=\"rigid\"",
+                    b.name()
+                )));
+            }
+            a
+        }
+    })
+}
+
+/// Temporal blocking: a number of steps per block, or the library's text forms.
+fn time_block_arg(obj: &Bound<'_, PyAny>) -> PyResult<TimeBlock> {
+    match obj.extract::<i64>() {
+        Ok(k) => Ok(TimeBlock::Depth(whole(
+            "time_block",
+            k,
+            1,
+            "a block holds 1 step or more; or use \"off\" or \"auto\"",
+        )?)),
+        Err(_) => {
+            let text: String = obj.extract().map_err(|_| {
+                bad("time_block must be \"off\", \"auto\", a number of steps K, \"K:B\" or \"K:BxW\"")
+            })?;
+            text.parse().py()
+        }
+    }
+}
+
+/// A private pool's threads: rayon only, 1 or more.
+fn threads_arg(o: &Opts<'_, '_>) -> PyResult<Option<usize>> {
+    let Some(t) = o.threads else { return Ok(None) };
+    if o.backend != "rayon" {
+        return Err(bad(format!(
+            "threads applies only to backend=\"rayon\", not {:?}; drop threads",
+            o.backend
+        )));
+    }
+    Ok(Some(whole(
+        "threads",
+        t,
+        1,
+        "use between 1 and 4096 threads",
+    )?))
+}
+
+/// The time step: `dt` as given, or `cfl * dh / vmax` with the CFL number given or
+/// [`DEFAULT_CFL_FRACTION`] of the scheme's limit.
+fn time_step(o: &Opts<'_, '_>, space_order: usize, dims: usize, vmax: f64) -> PyResult<f64> {
+    match (o.dt, o.cfl) {
+        (Some(_), Some(_)) => Err(bad(
+            "give dt or cfl, not both (cfl sets dt = cfl * dh / max(velocity))",
+        )),
+        (Some(dt), None) => Ok(dt),
+        (None, _) if !(o.dh.is_finite() && o.dh > 0.0) => Err(bad(format!(
+            "invalid dh = {}: must be a finite number greater than 0 metres",
+            o.dh
+        ))),
+        (None, cfl) => {
+            let limit = cfl_limit_in(space_order, dims).py()?;
+            let cfl = cfl.unwrap_or(DEFAULT_CFL_FRACTION * limit);
+            if !(cfl.is_finite() && cfl > 0.0) {
+                return Err(bad(format!(
+                    "invalid cfl = {cfl}: must be a finite number greater than 0 (the limit of the order-{space_order} {dims}D scheme is {limit:.4})"
+                )));
+            }
+            Ok(cfl * o.dh / vmax)
+        }
+    }
+}
+
+/// The host kernels' arithmetic and the treatment of subnormal numbers.
+fn numerics_arg(o: &Opts<'_, '_>) -> PyResult<Numerics> {
+    let arithmetic = match o.numerics {
+        "exact" => Arithmetic::Exact,
+        "fast" => Arithmetic::Fast,
+        other => {
+            return Err(bad(format!(
+                "invalid numerics = {other:?}: use \"exact\" (every operation rounded as written, the default) or \"fast\" (fused multiply-adds, results within a few units in the last place)"
+            )))
+        }
+    };
+    let subnormals = match o.subnormals {
+        "flush" => Subnormals::Flush,
+        "keep" => Subnormals::Keep,
+        other => {
+            return Err(bad(format!(
+                "invalid subnormals = {other:?}: use \"flush\" (to zero, the default) or \"keep\" (IEEE 754)"
+            )))
+        }
+    };
+    Ok(Numerics {
+        arithmetic,
+        subnormals,
     })
 }
 

@@ -1,8 +1,9 @@
 //! `ppstencil._native`: the Python extension module behind the `ppstencil` package.
 //!
-//! - [`solver`]: `Simulation` (one shot, step by step) and `run` (many shots at once) over the
-//!   library's `WaveSimulator`, with numpy arrays in and out, the GIL released while the
-//!   kernels run and Ctrl-C checked between blocks of steps.
+//! - [`solver`]: `Simulation` (one shot, step by step) over the library's `WaveSimulator`,
+//!   with numpy arrays in and out, the GIL released while the kernels run and Ctrl-C checked
+//!   between blocks of steps.
+//! - [`shots`]: `run` (many shots at once, results as arrays) and `cfl_limit`.
 //! - [`adjoint`]: `forward`, `adjoint`, `gradient` and `migrate` over the library's
 //!   `WaveOperator` (the exact adjoint, the misfit's gradient, the RTM image).
 //! - [`gen`]: the stencil DSL's code generator, as `ppwave gen` has it.
@@ -18,6 +19,7 @@ mod args;
 mod engine;
 mod errors;
 mod gen;
+mod shots;
 mod solver;
 
 /// The extension module.
@@ -40,9 +42,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ],
     )?;
     m.add_class::<solver::Simulation>()?;
-    m.add_class::<solver::RunResult>()?;
-    m.add_function(wrap_pyfunction!(solver::run, m)?)?;
-    m.add_function(wrap_pyfunction!(solver::cfl_limit, m)?)?;
+    m.add_class::<shots::RunResult>()?;
+    m.add_function(wrap_pyfunction!(shots::run, m)?)?;
+    m.add_function(wrap_pyfunction!(shots::cfl_limit, m)?)?;
     m.add_function(wrap_pyfunction!(adjoint::forward, m)?)?;
     m.add_function(wrap_pyfunction!(adjoint::adjoint, m)?)?;
     m.add_function(wrap_pyfunction!(adjoint::gradient, m)?)?;

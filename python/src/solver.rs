@@ -1,5 +1,5 @@
-//! The solver from Python: [`Simulation`] (one shot, step by step, for users' own loops) and
-//! [`run`] (one or many shots with the same model, results as arrays in a [`RunResult`]).
+//! One shot from Python, step by step: [`Simulation`] for users' own time loops, and the
+//! helpers the many-shot [`crate::shots::run`] shares with it (warnings, point arrays).
 
 use crate::args::{self, Opts, Setup};
 use crate::engine::{advance, Advance, Data, Engine};
@@ -21,7 +21,7 @@ pyo3::create_exception!(
 );
 
 /// Issues each text as a `ppstencil.GridWarning`.
-fn warn_all(py: Python<'_>, texts: &[String]) -> PyResult<()> {
+pub(crate) fn warn_all(py: Python<'_>, texts: &[String]) -> PyResult<()> {
     let category = py.get_type::<GridWarning>();
     for t in texts {
         let msg = CString::new(t.replace('\0', " ")).expect("no NUL left");
@@ -30,8 +30,8 @@ fn warn_all(py: Python<'_>, texts: &[String]) -> PyResult<()> {
     Ok(())
 }
 
-/// The shape of the seismogram of `steps` steps and `nrec` receivers.
-fn int_array<'py>(
+/// Grid points as an int64 array of shape `(n, dims)`, axes `(z, x)` or `(z, y, x)`.
+pub(crate) fn int_array<'py>(
     py: Python<'py>,
     points: &[[usize; 3]],
     dims: usize,
@@ -142,7 +142,7 @@ pub struct Simulation {
 }
 
 /// `dims` in words for messages.
-fn order_words(dims: usize) -> &'static str {
+pub(crate) fn order_words(dims: usize) -> &'static str {
     if dims == 3 {
         "(z, y, x)"
     } else {
@@ -546,301 +546,4 @@ impl Simulation {
             self.backend
         )
     }
-}
-
-/// The results of :func:`run`: arrays in the run's precision, one entry per shot along the
-/// first axis.
-#[pyclass(module = "ppstencil", frozen, get_all)]
-pub struct RunResult {
-    /// Traces, shape ``(shots, nt, receivers)``; sample ``k`` is the pressure after step
-    /// ``k + 1``, at time ``times[k] = (k + 1) * dt``.
-    seismograms: Py<PyAny>,
-    /// Final wavefields, shape ``(shots, *shape)``; None with ``wavefields=False``.
-    wavefields: Option<Py<PyAny>>,
-    /// Snapshots, shape ``(shots, len(snapshot_steps), *shape)``; None without snapshots.
-    snapshots: Option<Py<PyAny>>,
-    /// The steps of the snapshots (int64), ascending.
-    snapshot_steps: Py<PyAny>,
-    /// The seismograms' sample times [s], ``(k + 1) * dt``.
-    times: Py<PyAny>,
-    /// Time step [s].
-    dt: f64,
-    /// Grid spacing [m].
-    dh: f64,
-    /// Time steps.
-    nt: usize,
-    /// The grid, ``(nz, nx)`` or ``(nz, ny, nx)``.
-    shape: Vec<usize>,
-    /// The sources, int64, shape ``(shots, 2)`` or ``(shots, 3)``.
-    sources: Py<PyAny>,
-    /// The receivers, int64, shape ``(n, 2)`` or ``(n, 3)``.
-    receivers: Py<PyAny>,
-    /// Wall time [s] of each shot's time loop (allocation and copies included).
-    wall_time_s: Vec<f64>,
-    /// Grid points updated per second of each shot, in millions.
-    mpoints_per_s: Vec<f64>,
-    /// What the time loop did about temporal blocking (the first shot's), in the library's
-    /// words.
-    blocking: Option<String>,
-    /// What the grid cannot carry (also issued as ``ppstencil.GridWarning``).
-    warnings: Vec<String>,
-    /// ``"f32"`` or ``"f64"``.
-    precision: &'static str,
-    /// The backend's name.
-    backend: String,
-    /// Threads the kernels ran on (None on a GPU).
-    threads: Option<usize>,
-}
-
-#[pymethods]
-impl RunResult {
-    fn __repr__(&self) -> String {
-        format!(
-            "<ppstencil.RunResult {} shot(s), {:?} grid, {} steps of {} s, {}>",
-            self.wall_time_s.len(),
-            self.shape,
-            self.nt,
-            self.dt,
-            self.precision
-        )
-    }
-}
-
-/// Models one or many shots with the same velocity model and receivers, and returns the
-/// seismograms, the final wavefields and the snapshots as numpy arrays (:class:`RunResult`).
-///
-/// Takes the parameters of :class:`Simulation` (``velocity``, ``dh``, ``nt``,
-/// ``receivers``, ``dt``/``cfl``, ``fpeak``, ``boundary``, ``absorb``, ``space_order``,
-/// ``kernels``, ``source_mode``, ``source_delay``, ``pml_r``, ``pml_degree``,
-/// ``pml_alpha``, ``precision``, ``backend``, ``threads``, ``time_block``, ``numerics``,
-/// ``subnormals``), and:
-///
-/// sources : array_like of int
-///     The shots' source points, shape ``(shots, 2)`` / ``(shots, 3)``, or one point.
-///     Shots run one after another; every shot is checked before the first runs.
-/// snapshots : sequence of int, optional
-///     Steps (1 to ``nt``) after which to keep each shot's wavefield.
-/// wavefields : bool
-///     Keep each shot's final wavefield (default True; ``shots x grid`` values).
-/// progress : callable, optional
-///     ``progress(done, total)`` with steps counted over all shots (``total = shots * nt``),
-///     called after every step (every block of steps in a blocked run). An exception it
-///     raises stops the run and is raised.
-///
-/// The GIL is released while the shots run; Ctrl-C raises ``KeyboardInterrupt`` within
-/// about 50 ms plus one block of steps, and no results are returned.
-#[pyfunction]
-#[pyo3(signature = (velocity, *, dh, nt, sources, receivers=None, snapshots=None,
-    wavefields=true, progress=None, dt=None, cfl=None, fpeak=10.0, boundary="pml",
-    absorb=None, space_order=4, kernels="fused", source_mode="set", source_delay=None,
-    pml_r=None, pml_degree=None, pml_alpha=None, precision="f32", backend="rayon",
-    threads=None, time_block=None, numerics="exact", subnormals="flush"))]
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    py: Python<'_>,
-    velocity: &Bound<'_, PyAny>,
-    dh: f64,
-    nt: i64,
-    sources: &Bound<'_, PyAny>,
-    receivers: Option<&Bound<'_, PyAny>>,
-    snapshots: Option<&Bound<'_, PyAny>>,
-    wavefields: bool,
-    progress: Option<Py<PyAny>>,
-    dt: Option<f64>,
-    cfl: Option<f64>,
-    fpeak: f64,
-    boundary: &str,
-    absorb: Option<i64>,
-    space_order: i64,
-    kernels: &str,
-    source_mode: &str,
-    source_delay: Option<f64>,
-    pml_r: Option<f64>,
-    pml_degree: Option<f64>,
-    pml_alpha: Option<f64>,
-    precision: &str,
-    backend: &str,
-    threads: Option<i64>,
-    time_block: Option<&Bound<'_, PyAny>>,
-    numerics: &str,
-    subnormals: &str,
-) -> PyResult<RunResult> {
-    let auto = pyo3::types::PyString::new(py, "auto").into_any();
-    let opts = Opts {
-        dh,
-        nt,
-        dt,
-        cfl,
-        fpeak,
-        receivers,
-        boundary,
-        absorb,
-        space_order,
-        kernels,
-        source_mode,
-        source_delay,
-        pml_r,
-        pml_degree,
-        pml_alpha,
-        precision,
-        backend,
-        threads,
-        time_block: time_block.unwrap_or(&auto),
-        numerics,
-        subnormals,
-    };
-    let mut setup = args::setup(velocity, &opts)?;
-    let dims = setup.dims();
-    let shots = args::points(sources, dims, "sources")?;
-    if shots.is_empty() {
-        return Err(bad(format!(
-            "invalid sources: no source; give at least one point {}",
-            order_words(dims)
-        )));
-    }
-    let nt = setup.config.nt;
-    let steps = args::snapshot_steps(snapshots, nt)?;
-    // Every shot is checked before the first runs.
-    let mut configs = Vec::with_capacity(shots.len());
-    let mut warnings: Vec<String> = Vec::new();
-    for (k, &src) in shots.iter().enumerate() {
-        let config = setup.shot(src);
-        setup.check_shot(&config).map_err(|e| {
-            if shots.len() > 1 {
-                let text = e.value(py).to_string();
-                PyErr::from_type(e.get_type(py), format!("shot {k} (sources[{k}]): {text}"))
-            } else {
-                e
-            }
-        })?;
-        for w in Setup::warnings(&config) {
-            let w = if shots.len() > 1 && w.starts_with("source:") {
-                format!("shot {k}: {w}")
-            } else {
-                w
-            };
-            if !warnings.contains(&w) {
-                warnings.push(w);
-            }
-        }
-        configs.push(config);
-    }
-    warn_all(py, &warnings)?;
-    let threads = setup.space.threads();
-    let f64s = setup.precision == "f64";
-    let nrec = setup.receivers.len();
-    let (mut traces, mut finals, mut frames) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut walls, mut rates) = (Vec::new(), Vec::new());
-    let mut blocking = None;
-    let count = configs.len();
-    for (k, config) in configs.into_iter().enumerate() {
-        // The last shot takes the model; the others copy it.
-        let model = if k + 1 == count {
-            std::mem::replace(&mut setup.model, crate::engine::Model::F32(Vec::new()))
-        } else {
-            setup.model.clone()
-        };
-        let space = &setup.space;
-        let mut engine = py.detach(|| -> PyResult<Box<dyn Engine>> {
-            let mut e = space.engine(config, model)?;
-            e.prepare().py()?;
-            Ok(e)
-        })?;
-        let mut shot_frames = Vec::new();
-        advance(
-            py,
-            engine.as_mut(),
-            Advance {
-                target: nt,
-                snapshots: &steps,
-                frames: &mut shot_frames,
-                progress: progress.as_ref().map(|f| (f, k * nt, count * nt)),
-            },
-        )?;
-        let stats = {
-            let e = engine.as_mut();
-            py.detach(move || e.finish()).py()?
-        };
-        if blocking.is_none() {
-            blocking = engine.blocking();
-        }
-        walls.push(stats.wall.as_secs_f64());
-        rates.push(stats.mpoints_per_s);
-        traces.push(
-            engine
-                .seismogram()
-                .ok_or_else(|| Error::new_err("the finished run left no seismogram"))?,
-        );
-        if wavefields {
-            finals.push(engine.wavefield().py()?);
-        }
-        frames.extend(shot_frames);
-    }
-    let shape = setup.shape.clone();
-    let with = |lead: &[usize]| -> Vec<usize> {
-        let mut s = lead.to_vec();
-        s.extend(&shape);
-        s
-    };
-    let seismograms = Data::concat(traces, f64s)
-        .into_py(py, &[count, nt, nrec])?
-        .unbind();
-    let wavefields = if wavefields {
-        Some(
-            Data::concat(finals, f64s)
-                .into_py(py, &with(&[count]))?
-                .unbind(),
-        )
-    } else {
-        None
-    };
-    let snapshots = if steps.is_empty() && snapshots.is_none_or(|s| s.is_none()) {
-        None
-    } else {
-        Some(
-            Data::concat(frames, f64s)
-                .into_py(py, &with(&[count, steps.len()]))?
-                .unbind(),
-        )
-    };
-    let dt = setup.config.dt;
-    let times: Vec<f64> = (1..=nt).map(|k| k as f64 * dt).collect();
-    let step_list: Vec<i64> = steps.iter().map(|&s| s as i64).collect();
-    Ok(RunResult {
-        seismograms,
-        wavefields,
-        snapshots,
-        snapshot_steps: PyArray1::from_vec(py, step_list).into_any().unbind(),
-        times: PyArray1::from_vec(py, times).into_any().unbind(),
-        dt,
-        dh: setup.config.dh,
-        nt,
-        shape,
-        sources: int_array(py, &shots, dims)?.unbind(),
-        receivers: int_array(py, &setup.receivers, dims)?.unbind(),
-        wall_time_s: walls,
-        mpoints_per_s: rates,
-        blocking,
-        warnings,
-        precision: setup.precision,
-        backend: setup.backend.clone(),
-        threads,
-    })
-}
-
-/// The stability limit of the scheme: the largest CFL number ``max(velocity) * dt / dh``
-/// of space order ``space_order`` (even, 2 to 16) in ``dims`` (2 or 3) dimensions.
-#[pyfunction]
-#[pyo3(signature = (space_order=4, dims=2))]
-pub fn cfl_limit(space_order: i64, dims: i64) -> PyResult<f64> {
-    let order = args::whole(
-        "space_order",
-        space_order,
-        0,
-        "use an even order from 2 to 16",
-    )?;
-    if dims != 2 && dims != 3 {
-        return Err(bad(format!("invalid dims = {dims}: use 2 or 3")));
-    }
-    ppstencil::solver::cfl_limit_in(order, dims as usize).py()
 }

@@ -171,7 +171,11 @@ def test_ctrl_c_interrupts_a_long_run():
 
 
 def test_the_gil_is_released_while_steps_run():
-    sim = big_simulation(nt=1000)
+    """A counting thread keeps counting while `step` runs: with the GIL held it would get at
+    most a switch interval (5 ms) at the call's edges. The call is sized to last about 0.3 s
+    on the machine at hand, and the count compared with the thread's own rate while the main
+    thread sleeps, so the test holds on fast and slow hosts alike."""
+    sim = big_simulation()
     ticks = [0]
     stop = threading.Event()
 
@@ -179,17 +183,27 @@ def test_the_gil_is_released_while_steps_run():
         while not stop.is_set():
             ticks[0] += 1
 
+    start = time.monotonic()
+    sim.step(20)
+    per_step = (time.monotonic() - start) / 20
+    steps = max(20, int(0.3 / per_step))
     t = threading.Thread(target=count)
     t.start()
     try:
+        before = ticks[0]
+        time.sleep(0.1)
+        rate = (ticks[0] - before) / 0.1  # ticks per second with the GIL free
+        before = ticks[0]
         start = time.monotonic()
-        sim.step(1000)
+        sim.step(steps)
         elapsed = time.monotonic() - start
+        during = ticks[0] - before
     finally:
         stop.set()
         t.join()
-    # The counting thread ran during the steps: with the GIL held it would have stalled.
-    assert elapsed > 0.05 and ticks[0] > 1000, (elapsed, ticks[0])
+    assert elapsed > 0.1, (elapsed, steps)
+    # Held, the thread would count for at most ~0.01 s of the call; released, for most of it.
+    assert during > 0.25 * rate * elapsed, (during, rate, elapsed)
 
 
 def test_the_model_is_read_in_place_and_copied_once_by_the_library():

@@ -1,8 +1,8 @@
-//! `ppwave invert`: full-waveform inversion by steepest descent on the velocity with a
-//! backtracking line search and box bounds. Each iteration computes the misfit's gradient
-//! over the shots (adjoint-state, `ppwave migrate`'s survey), turns it into a velocity
-//! direction (`∂J/∂v = −2 ∂J/∂s / v³`, zero in the absorbing layer), tries a step whose
-//! largest change is `--step` m/s, halving it until the misfit falls (at most
+//! `ppwave invert`: full-waveform inversion on the velocity by L-BFGS (default) or steepest
+//! descent, with a backtracking line search and box bounds. Each iteration computes the
+//! misfit's gradient over the shots (adjoint-state, `ppwave migrate`'s survey) with respect
+//! to velocity (`∂J/∂v = −2 ∂J/∂s / v³`, zero in the absorbing layer), turns it into a
+//! direction ([`Method`]), tries a step along it, halving it until the misfit falls (at most
 //! [`HALVINGS`] times), and keeps every velocity within `--bounds`. Writes `misfit.json`
 //! (the misfit before the first and after each iteration), `model-NNNN.npy` (the model
 //! after iteration NNNN; `model-0000.npy` the start) and `run.json` into --out (default
@@ -19,13 +19,31 @@ use std::path::PathBuf;
 /// The most times a trial step is halved before the line search gives up.
 pub const HALVINGS: usize = 6;
 
+/// The pairs of model and gradient changes L-BFGS keeps.
+pub const LBFGS_PAIRS: usize = 5;
+
+/// How `ppwave invert` turns gradients into directions.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Limited-memory BFGS: the gradient through the inverse Hessian estimated from the
+    /// last [`LBFGS_PAIRS`] steps, tried first at its own length (the first iteration, or
+    /// one whose estimate does not point downhill, takes a steepest-descent step instead).
+    Lbfgs,
+    /// Steepest descent: a first trial step of `--step` m/s, then twice the last accepted.
+    Descent,
+}
+
 /// The flags of `ppwave invert`.
 #[derive(Args, Debug, Clone)]
 pub struct InvertArgs {
-    /// Iterations of steepest descent.
+    /// Iterations of the optimiser.
     #[arg(long, default_value_t = 5)]
     pub iterations: usize,
-    /// The largest velocity change of an iteration's first trial step (m/s).
+    /// The optimiser.
+    #[arg(long, value_enum, default_value_t = Method::Lbfgs)]
+    pub method: Method,
+    /// The largest velocity change of the first trial step (m/s); later steepest-descent
+    /// steps start from twice the last accepted one.
     #[arg(long, default_value_t = 50.0)]
     pub step: f64,
     /// The box bounds on velocity, `VMIN:VMAX` (m/s) [default: the starting model's
@@ -61,13 +79,13 @@ pub struct Inversion {
 }
 
 /// The inversion of a survey as a [`Job`].
-struct Descent<'a> {
+struct Fwi<'a> {
     args: &'a InvertArgs,
     survey: &'a Survey,
     bounds: (f64, f64),
 }
 
-impl Descent<'_> {
+impl Fwi<'_> {
     /// The operator of the model `v` on `space` in `T`.
     fn operator<E: ExecutionSpace + Clone, T: Real>(
         &self,
@@ -103,9 +121,8 @@ impl Descent<'_> {
         Ok(j)
     }
 
-    /// The descent direction at `v`: `−∂J/∂v` scaled to a largest magnitude of 1, zero in
-    /// the absorbing layer; and the misfit at `v`.
-    fn direction<E: ExecutionSpace + Clone, T: Real>(
+    /// `∂J/∂v` at `v`, zero in the absorbing layer, and the misfit at `v`.
+    fn gradient<E: ExecutionSpace + Clone, T: Real>(
         &self,
         space: &E,
         v: &[f64],
@@ -119,7 +136,7 @@ impl Descent<'_> {
             .as_slice()
             .iter()
             .zip(v)
-            .map(|(gs, &v)| 2.0 * gs.to_f64() / (v * v * v))
+            .map(|(gs, &v)| -2.0 * gs.to_f64() / (v * v * v))
             .collect();
         // No model update inside the absorbing layer (points within `absorb` of a side).
         let inner = |i: usize, n: usize| i >= c.absorb && i + c.absorb < n;
@@ -128,15 +145,63 @@ impl Descent<'_> {
                 *g = 0.0;
             }
         }
-        let top = d.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-        if top > 0.0 {
-            d.iter_mut().for_each(|x| *x /= top);
-        }
         Ok((d, g.misfit))
     }
 }
 
-impl Job for Descent<'_> {
+/// `a · b`.
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The largest magnitude of `a`.
+fn top(a: &[f64]) -> f64 {
+    a.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+}
+
+/// The L-BFGS memory: the last steps `s = v' − v` and gradient changes `y = g' − g` whose
+/// curvature `s · y` is positive, oldest first.
+#[derive(Default)]
+struct Lbfgs {
+    pairs: Vec<(Vec<f64>, Vec<f64>)>,
+}
+
+impl Lbfgs {
+    /// Keeps the pair `(s, y)` where its curvature is positive (else the estimate would not
+    /// stay positive definite), dropping the oldest beyond [`LBFGS_PAIRS`].
+    fn remember(&mut self, s: Vec<f64>, y: Vec<f64>) {
+        let sy = dot(&s, &y);
+        if sy > 1e-12 * (dot(&s, &s) * dot(&y, &y)).sqrt() {
+            self.pairs.push((s, y));
+            if self.pairs.len() > LBFGS_PAIRS {
+                self.pairs.remove(0);
+            }
+        }
+    }
+
+    /// `−H g` by the two-loop recursion, with `H0 = (s·y / y·y) I` from the newest pair;
+    /// `None` without pairs.
+    fn direction(&self, g: &[f64]) -> Option<Vec<f64>> {
+        let (s_new, y_new) = self.pairs.last()?;
+        let mut q = g.to_vec();
+        let mut alphas = Vec::with_capacity(self.pairs.len());
+        for (s, y) in self.pairs.iter().rev() {
+            let a = dot(s, &q) / dot(s, y);
+            q.iter_mut().zip(y).for_each(|(q, y)| *q -= a * y);
+            alphas.push(a);
+        }
+        let gamma = dot(s_new, y_new) / dot(y_new, y_new);
+        q.iter_mut().for_each(|q| *q *= gamma);
+        for ((s, y), a) in self.pairs.iter().zip(alphas.into_iter().rev()) {
+            let b = dot(y, &q) / dot(s, y);
+            q.iter_mut().zip(s).for_each(|(q, s)| *q += (a - b) * s);
+        }
+        q.iter_mut().for_each(|q| *q = -*q);
+        Some(q)
+    }
+}
+
+impl Job for Fwi<'_> {
     type Out = Inversion;
 
     fn run<E: ExecutionSpace + Clone, T: Real>(self, space: E) -> anyhow::Result<Inversion> {
@@ -157,7 +222,6 @@ impl Job for Descent<'_> {
                 observed: o,
             })
             .collect();
-        let (lo, hi) = self.bounds;
         let mut v = start.clone();
         let mut out = Inversion {
             start_misfit: 0.0,
@@ -165,42 +229,86 @@ impl Job for Descent<'_> {
             iterations: Vec::new(),
             stopped: None,
         };
+        let mut memory = Lbfgs::default();
+        let mut last: Option<(Vec<f64>, Vec<f64>)> = None; // the previous model and gradient
         let mut alpha = self.args.step;
         for it in 0..self.args.iterations {
-            let (d, j) = self.direction::<E, T>(&space, &v, &shots)?;
+            let (g, j) = self.gradient::<E, T>(&space, &v, &shots)?;
             if it == 0 {
                 out.start_misfit = j;
             }
-            let mut accepted = None;
-            for _ in 0..=HALVINGS {
-                let trial: Vec<f64> = v
-                    .iter()
-                    .zip(&d)
-                    .map(|(&v, &d)| (v + alpha * d).clamp(lo, hi))
-                    .collect();
-                let jt = self.misfit::<E, T>(&space, &trial, &shots)?;
-                if jt < j {
-                    accepted = Some((trial, jt));
-                    break;
-                }
-                alpha /= 2.0;
+            if let Some((v0, g0)) = last.take() {
+                let s = v.iter().zip(&v0).map(|(a, b)| a - b).collect();
+                let y = g.iter().zip(&g0).map(|(a, b)| a - b).collect();
+                memory.remember(s, y);
             }
-            let Some((trial, jt)) = accepted else {
+            // A unit direction (largest component 1) and the first trial's length in m/s.
+            let quasi_newton = match self.args.method {
+                Method::Lbfgs => memory.direction(&g).filter(|d| dot(d, &g) < 0.0),
+                Method::Descent => None,
+            };
+            let (mut d, first) = match quasi_newton {
+                Some(d) => {
+                    let len = top(&d);
+                    (d, len)
+                }
+                None => (g.iter().map(|x| -x).collect(), alpha),
+            };
+            let len = top(&d);
+            if len == 0.0 {
+                out.stopped = Some(format!("iteration {}: the gradient is zero", it + 1));
+                break;
+            }
+            d.iter_mut().for_each(|x| *x /= len);
+            let Some((trial, jt, step)) = self.line_search(&space, &shots, &v, &d, first, j)?
+            else {
                 out.stopped = Some(format!(
-                    "iteration {}: no step down to {alpha:.3e} m/s lowered the misfit",
-                    it + 1
+                    "iteration {}: no step down to {:.3e} m/s lowered the misfit",
+                    it + 1,
+                    first / f64::powi(2.0, HALVINGS as i32)
                 ));
                 break;
             };
-            v = trial;
+            last = Some((std::mem::replace(&mut v, trial), g));
             out.iterations.push(Iteration {
                 misfit: jt,
-                step: alpha,
+                step,
                 model: v.clone(),
             });
-            alpha *= 2.0;
+            alpha = 2.0 * step;
         }
         Ok(out)
+    }
+}
+
+impl Fwi<'_> {
+    /// Backtracking along the unit direction `d` from `v` (misfit `j`): steps of `first`,
+    /// `first / 2`, … m/s (at most [`HALVINGS`] halvings), each velocity clamped to the
+    /// bounds; the first trial model that lowers the misfit, its misfit and its step.
+    fn line_search<E: ExecutionSpace + Clone, T: Real>(
+        &self,
+        space: &E,
+        shots: &[Shot<'_, T>],
+        v: &[f64],
+        d: &[f64],
+        first: f64,
+        j: f64,
+    ) -> anyhow::Result<Option<(Vec<f64>, f64, f64)>> {
+        let (lo, hi) = self.bounds;
+        let mut step = first;
+        for _ in 0..=HALVINGS {
+            let trial: Vec<f64> = v
+                .iter()
+                .zip(d)
+                .map(|(&v, &d)| (v + step * d).clamp(lo, hi))
+                .collect();
+            let jt = self.misfit::<E, T>(space, &trial, shots)?;
+            if jt < j {
+                return Ok(Some((trial, jt, step)));
+            }
+            step /= 2.0;
+        }
+        Ok(None)
     }
 }
 
@@ -260,7 +368,7 @@ pub fn invert(args: &InvertArgs) -> anyhow::Result<()> {
         .clone();
     let survey = survey::load("invert", &args.survey)?;
     let bounds = bounds(&args, &survey)?;
-    let job = Descent {
+    let job = Fwi {
         args: &args,
         survey: &survey,
         bounds,
