@@ -278,24 +278,33 @@ fn check_all(backend: &str) {
     let Some(bin) = build_harness(backend) else {
         return;
     };
-    let mut checked = Vec::new();
+    let points = check_2d(&bin, backend);
+    assert_every_acoustic_kernel_is_checked();
+    assert!(points > 1000, "{points} points compared");
+    let nd = check_1d_and_3d(&bin, backend) + check_3d_acoustic(&bin, backend);
+    assert!(nd > 1000, "{nd} 1D/3D points compared");
+}
+
+/// The 2D acoustic kernels on [`CASES`] (the high-order ones also on [`LARGE`]); returns the
+/// number of points compared.
+fn check_2d(bin: &Path, backend: &str) -> usize {
     let mut points = 0;
     for (c, &(nz, nx, bx, by)) in CASES.iter().enumerate() {
         let block = BlockSize::new(bx, by).expect("block");
         let tag = |k: &str| format!("{backend}-{k}-{c}");
         let src = [nz / 2, nx / 2];
-        points += check::<AddSource, f32>(&bin, &tag("src32"), nz, nx, &src, block);
-        points += check::<AddSource, f64>(&bin, &tag("src64"), nz, nx, &src, block);
-        points += check::<FdPxx, f32>(&bin, &tag("pxx32"), nz, nx, &[], block);
-        points += check::<FdPxx, f64>(&bin, &tag("pxx64"), nz, nx, &[], block);
-        points += check::<FdPzz, f32>(&bin, &tag("pzz32"), nz, nx, &[], block);
-        points += check::<FdPzz, f64>(&bin, &tag("pzz64"), nz, nx, &[], block);
-        points += check::<FdTime, f32>(&bin, &tag("time32"), nz, nx, &[], block);
-        points += check::<FdTime, f64>(&bin, &tag("time64"), nz, nx, &[], block);
-        points += check::<FdKv2, f32>(&bin, &tag("kv2_32"), nz, nx, &[], block);
-        points += check::<FdKv2, f64>(&bin, &tag("kv2_64"), nz, nx, &[], block);
-        points += check::<FdStep4, f32>(&bin, &tag("step32"), nz, nx, &[], block);
-        points += check::<FdStep4, f64>(&bin, &tag("step64"), nz, nx, &[], block);
+        points += check::<AddSource, f32>(bin, &tag("src32"), nz, nx, &src, block);
+        points += check::<AddSource, f64>(bin, &tag("src64"), nz, nx, &src, block);
+        points += check::<FdPxx, f32>(bin, &tag("pxx32"), nz, nx, &[], block);
+        points += check::<FdPxx, f64>(bin, &tag("pxx64"), nz, nx, &[], block);
+        points += check::<FdPzz, f32>(bin, &tag("pzz32"), nz, nx, &[], block);
+        points += check::<FdPzz, f64>(bin, &tag("pzz64"), nz, nx, &[], block);
+        points += check::<FdTime, f32>(bin, &tag("time32"), nz, nx, &[], block);
+        points += check::<FdTime, f64>(bin, &tag("time64"), nz, nx, &[], block);
+        points += check::<FdKv2, f32>(bin, &tag("kv2_32"), nz, nx, &[], block);
+        points += check::<FdKv2, f64>(bin, &tag("kv2_64"), nz, nx, &[], block);
+        points += check::<FdStep4, f32>(bin, &tag("step32"), nz, nx, &[], block);
+        points += check::<FdStep4, f64>(bin, &tag("step64"), nz, nx, &[], block);
     }
     // The higher-order fused steps and the solver's helpers, on every case large enough for
     // their radius (orders 2..16 need up to 17 x 17 points).
@@ -308,8 +317,8 @@ fn check_all(backend: &str) {
                 }
                 let block = BlockSize::new(bx, by).expect("block");
                 let name = <$ty as Stencil>::INFO.name;
-                points += check::<$ty, f32>(&bin, &format!("{backend}-{name}-32-{c}"), nz, nx, &[], block);
-                points += check::<$ty, f64>(&bin, &format!("{backend}-{name}-64-{c}"), nz, nx, &[], block);
+                points += check::<$ty, f32>(bin, &format!("{backend}-{name}-32-{c}"), nz, nx, &[], block);
+                points += check::<$ty, f64>(bin, &format!("{backend}-{name}-64-{c}"), nz, nx, &[], block);
             }
         )*};
     }
@@ -321,9 +330,15 @@ fn check_all(backend: &str) {
         let block = BlockSize::new(bx, by).expect("block");
         let src = [nz / 2, nx / 2];
         let tag = format!("{backend}-inject-{c}");
-        points += check::<InjectSource, f32>(&bin, &format!("{tag}-32"), nz, nx, &src, block);
-        points += check::<InjectSource, f64>(&bin, &format!("{tag}-64"), nz, nx, &src, block);
+        points += check::<InjectSource, f32>(bin, &format!("{tag}-32"), nz, nx, &src, block);
+        points += check::<InjectSource, f64>(bin, &format!("{tag}-64"), nz, nx, &src, block);
     }
+    points
+}
+
+/// The acoustic kernels [`check_2d`] and [`check_3d_acoustic`] check are all of them.
+fn assert_every_acoustic_kernel_is_checked() {
+    let mut checked = Vec::new();
     for info in [
         AddSource::INFO,
         FdPxx::INFO,
@@ -379,9 +394,11 @@ fn check_all(backend: &str) {
     let mut all: Vec<&str> = ppstencil::kernels::ALL.iter().map(|i| i.name).collect();
     all.sort_unstable();
     assert_eq!(checked, all, "every acoustic kernel is checked");
-    assert!(points > 1000, "{points} points compared");
+}
 
-    // 1D and 3D stencils, on shapes that are not multiples of the block.
+/// The 1D and 3D test stencils, on shapes that are not multiples of the block; returns the
+/// number of points compared.
+fn check_1d_and_3d(bin: &Path, backend: &str) -> usize {
     let mut nd = 0;
     for (c, &(n, bx, by)) in [(37usize, 32u32, 8u32), (100, 7, 3), (5, 1, 1)]
         .iter()
@@ -389,9 +406,9 @@ fn check_all(backend: &str) {
     {
         let block = BlockSize::new(bx, by).expect("block");
         let tag = |k: &str| format!("{backend}-1d-{k}-{c}");
-        nd += check_shape::<Heat1d, f32>(&bin, &tag("heat32"), [1, 1, n], &[], block);
-        nd += check_shape::<Heat1d, f64>(&bin, &tag("heat64"), [1, 1, n], &[], block);
-        nd += check_shape::<Kick1d, f32>(&bin, &tag("kick32"), [1, 1, n], &[n / 2], block);
+        nd += check_shape::<Heat1d, f32>(bin, &tag("heat32"), [1, 1, n], &[], block);
+        nd += check_shape::<Heat1d, f64>(bin, &tag("heat64"), [1, 1, n], &[], block);
+        nd += check_shape::<Kick1d, f32>(bin, &tag("kick32"), [1, 1, n], &[n / 2], block);
     }
     for (c, &(nz, ny, nx, bx, by)) in [
         (11usize, 13usize, 37usize, 32u32, 8u32),
@@ -405,22 +422,27 @@ fn check_all(backend: &str) {
         let block = BlockSize::new(bx, by).expect("block");
         let tag = |k: &str| format!("{backend}-3d-{k}-{c}");
         let shape = [nz, ny, nx];
-        nd += check_shape::<Lap3d, f32>(&bin, &tag("lap32"), shape, &[], block);
-        nd += check_shape::<Lap3d, f64>(&bin, &tag("lap64"), shape, &[], block);
-        nd += check_shape::<Mixed3d, f32>(&bin, &tag("mixed32"), shape, &[], block);
-        nd += check_shape::<Mixed3d, f64>(&bin, &tag("mixed64"), shape, &[], block);
+        nd += check_shape::<Lap3d, f32>(bin, &tag("lap32"), shape, &[], block);
+        nd += check_shape::<Lap3d, f64>(bin, &tag("lap64"), shape, &[], block);
+        nd += check_shape::<Mixed3d, f32>(bin, &tag("mixed32"), shape, &[], block);
+        nd += check_shape::<Mixed3d, f64>(bin, &tag("mixed64"), shape, &[], block);
         nd += check_shape::<Kick3d, f64>(
-            &bin,
+            bin,
             &tag("kick64"),
             shape,
             &[nz / 2, ny / 2, nx / 2],
             block,
         );
     }
-    // The 3D acoustic kernels (listed as checked above), on 3D shapes that are not multiples
-    // of the block and hold the largest radius (8).
+    nd
+}
+
+/// The 3D acoustic kernels, on 3D shapes that are not multiples of the block and hold the
+/// largest radius (8); returns the number of points compared.
+fn check_3d_acoustic(bin: &Path, backend: &str) -> usize {
     const SHAPES_3D: [(usize, usize, usize, u32, u32); 2] =
         [(19, 18, 21, 8, 4), (18, 23, 40, 32, 8)];
+    let mut nd = 0;
     macro_rules! acoustic_3d {
         ($($ty:ident),*) => {$(
             for (c, &(nz, ny, nx, bx, by)) in SHAPES_3D.iter().enumerate() {
@@ -428,8 +450,8 @@ fn check_all(backend: &str) {
                 let name = <$ty as Stencil>::INFO.name;
                 let at: &[usize] = if <$ty as Stencil>::INFO.point { &[9, 8, 10] } else { &[] };
                 let shape = [nz, ny, nx];
-                nd += check_shape::<$ty, f32>(&bin, &format!("{backend}-{name}-32-{c}"), shape, at, block);
-                nd += check_shape::<$ty, f64>(&bin, &format!("{backend}-{name}-64-{c}"), shape, at, block);
+                nd += check_shape::<$ty, f32>(bin, &format!("{backend}-{name}-32-{c}"), shape, at, block);
+                nd += check_shape::<$ty, f64>(bin, &format!("{backend}-{name}-64-{c}"), shape, at, block);
             }
         )*};
     }
@@ -461,7 +483,7 @@ fn check_all(backend: &str) {
         PmlUpdate3dXz,
         PmlUpdate3dYz
     );
-    assert!(nd > 1000, "{nd} 1D/3D points compared");
+    nd
 }
 
 ppstencil::stencil! {

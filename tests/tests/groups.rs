@@ -237,7 +237,6 @@ fn groups_compute_the_kernels_in_turn<E: ExecutionSpace>(space: E) {
 /// Each class of bad group is an error naming the member (or the window, the region) and
 /// how to fix it, and nothing is written.
 fn bad_groups_are_errors_that_write_nothing<E: ExecutionSpace>(space: E) {
-    type M<E> = Member<E, f64, 2>;
     let shape = [17, 40];
     let mut rng = Rng::new(3);
     let o0 = random(&mut rng, shape, None);
@@ -247,11 +246,56 @@ fn bad_groups_are_errors_that_write_nothing<E: ExecutionSpace>(space: E) {
     let s0 = random(&mut rng, s_win, Some([2, 27]));
     let small = dev(&random(&mut rng, [17, 20], None));
     let small0 = random(&mut rng, [17, 20], None);
+    for (what, members, needles) in bad_groups::<E>() {
+        let (mut o, mut s, mut os) = (dev(&o0), dev(&s0), dev(&small0));
+        let e = launch_group(
+            &space,
+            &mut [&mut o, &mut s, &mut os],
+            &[&p, &small],
+            &members,
+        )
+        .expect_err(what);
+        assert!(
+            matches!(e, Error::InvalidParameter { .. } | Error::Arity { .. }),
+            "{what}: {e:?}"
+        );
+        let msg = e.to_string();
+        for needle in needles {
+            assert!(
+                msg.contains(needle),
+                "{what}: `{msg}` should contain `{needle}`"
+            );
+        }
+        let (o, s, os) = (
+            o.to_host().expect("o"),
+            s.to_host().expect("s"),
+            os.to_host().expect("os"),
+        );
+        assert_eq!(o.as_slice(), o0.as_slice(), "{what}: o was written");
+        assert_eq!(s.as_slice(), s0.as_slice(), "{what}: s was written");
+        assert_eq!(
+            os.as_slice(),
+            small0.as_slice(),
+            "{what}: the small field was written"
+        );
+    }
+}
+
+/// A bad group: what is wrong, the group, what the error must say.
+type BadGroup<E> = (
+    &'static str,
+    Vec<Member<E, f64, 2>>,
+    &'static [&'static str],
+);
+
+/// One group of each class of mistake, for the fields of
+/// [`bad_groups_are_errors_that_write_nothing`]: written `o`, `s` (a window over the strip)
+/// and a 17 x 20 field; read `p` and another 17 x 20 field.
+fn bad_groups<E: ExecutionSpace>() -> Vec<BadGroup<E>> {
+    type M<E> = Member<E, f64, 2>;
     let strip = [2..15, 27..38];
     let side = || M::<E>::new::<Gside2>(strip.clone(), &[1], &[Arg::In(0)], &[]);
-    // (what is wrong, the group, what the error must say)
-    type Case<'a, E> = (&'a str, Vec<M<E>>, &'a [&'a str]);
-    let cases: Vec<Case<'_, E>> = vec![
+    vec![
         (
             "a field index out of range",
             vec![M::<E>::new::<Gblur2>(
@@ -329,40 +373,7 @@ fn bad_groups_are_errors_that_write_nothing<E: ExecutionSpace>(space: E) {
             ],
             &["group member `gblur2`", "same grid"],
         ),
-    ];
-    for (what, members, needles) in cases {
-        let (mut o, mut s, mut os) = (dev(&o0), dev(&s0), dev(&small0));
-        let e = launch_group(
-            &space,
-            &mut [&mut o, &mut s, &mut os],
-            &[&p, &small],
-            &members,
-        )
-        .expect_err(what);
-        assert!(
-            matches!(e, Error::InvalidParameter { .. } | Error::Arity { .. }),
-            "{what}: {e:?}"
-        );
-        let msg = e.to_string();
-        for needle in needles {
-            assert!(
-                msg.contains(needle),
-                "{what}: `{msg}` should contain `{needle}`"
-            );
-        }
-        let (o, s, os) = (
-            o.to_host().expect("o"),
-            s.to_host().expect("s"),
-            os.to_host().expect("os"),
-        );
-        assert_eq!(o.as_slice(), o0.as_slice(), "{what}: o was written");
-        assert_eq!(s.as_slice(), s0.as_slice(), "{what}: s was written");
-        assert_eq!(
-            os.as_slice(),
-            small0.as_slice(),
-            "{what}: the small field was written"
-        );
-    }
+    ]
 }
 
 /// A plan launched on fields other than those it was made for, in each way they can differ

@@ -259,18 +259,25 @@ fn random<const D: usize>(rng: &mut Rng, shape: [usize; D]) -> HostField<f64, D>
 /// short.
 fn profiles_match_hand_loops<E: ExecutionSpace>(space: E) {
     let mut rng = Rng::new(11);
-    // 2D, whole interior (radius 1).
+    profiles_on_2d_interiors(&space, &mut rng);
+    profile_windows_on_a_2d_box(&space, &mut rng);
+    profiles_in_3d(&space, &mut rng);
+    profiles_in_1d(&space, &mut rng);
+}
+
+/// 2D profiles along x and z on the whole interior (radius 1) of grids of several shapes.
+fn profiles_on_2d_interiors<E: ExecutionSpace>(space: &E, rng: &mut Rng) {
     for [nz, nx] in [[3, 3], [6, 13], [17, 40]] {
-        let p = random(&mut rng, [nz, nx]);
-        let (ax, az) = (random(&mut rng, [1, nx]), random(&mut rng, [nz, 1]));
-        let init = random(&mut rng, [nz, nx]);
+        let p = random(rng, [nz, nx]);
+        let (ax, az) = (random(rng, [1, nx]), random(rng, [nz, 1]));
+        let init = random(rng, [nz, nx]);
         let mut o = to_space::<E, f64, 2>(&init);
         let (pd, axd, azd) = (
             to_space::<E, f64, 2>(&p),
             to_space::<E, f64, _>(&ax),
             to_space::<E, f64, _>(&az),
         );
-        prof2(&space, &mut o, &pd, &axd, &azd).expect("prof2");
+        prof2(space, &mut o, &pd, &axd, &azd).expect("prof2");
         let got = f64s::<E, f64, 2>(&o);
         for iz in 0..nz {
             for ix in 0..nx {
@@ -285,18 +292,23 @@ fn profiles_match_hand_loops<E: ExecutionSpace>(space: E) {
             }
         }
     }
+}
+
+/// 2D profiles that are windows of their axis, on a box; and the errors for a window too
+/// short and for a profile of the wrong shape.
+fn profile_windows_on_a_2d_box<E: ExecutionSpace>(space: &E, rng: &mut Rng) {
     // 2D, a box, with profiles that hold only the columns and rows it reads (its box
     // widened by the radius along their axis): columns 2..10 and rows 1..5.
     let (nz, nx) = (7, 12);
-    let p = random(&mut rng, [nz, nx]);
-    let (ax, az) = (random(&mut rng, [1, 8]), random(&mut rng, [4, 1]));
-    let init = random(&mut rng, [nz, nx]);
+    let p = random(rng, [nz, nx]);
+    let (ax, az) = (random(rng, [1, 8]), random(rng, [4, 1]));
+    let init = random(rng, [nz, nx]);
     let mut o = to_space::<E, f64, 2>(&init);
     let pd = to_space::<E, f64, 2>(&p);
     let axw = to_space::<E, f64, 2>(&ax).with_origin([0, 2]);
     let azw = to_space::<E, f64, 2>(&az).with_origin([1, 0]);
     launch_in_region::<Prof2, E, f64, 2>(
-        &space,
+        space,
         [2..4, 3..9],
         &mut [&mut o],
         &[&pd, &axw, &azw],
@@ -320,9 +332,9 @@ fn profiles_match_hand_loops<E: ExecutionSpace>(space: E) {
         }
     }
     // The profile windows one column or row short: the launch names the profile.
-    let short = to_space::<E, f64, 2>(&random(&mut rng, [1, 7])).with_origin([0, 3]);
+    let short = to_space::<E, f64, 2>(&random(rng, [1, 7])).with_origin([0, 3]);
     let e = launch_in_region::<Prof2, E, f64, 2>(
-        &space,
+        space,
         [2..4, 3..9],
         &mut [&mut o],
         &[&pd, &short, &azw],
@@ -335,13 +347,13 @@ fn profiles_match_hand_loops<E: ExecutionSpace>(space: E) {
     );
     // A whole field, or a profile along the other axis, where a profile along x is declared.
     for wrong in [[nz, nx], [nz, 1]] {
-        let f = to_space::<E, f64, 2>(&random(&mut rng, wrong));
+        let f = to_space::<E, f64, 2>(&random(rng, wrong));
         let e = prof2(
-            &space,
+            space,
             &mut o,
             &pd,
             &f,
-            &to_space::<E, f64, _>(&random(&mut rng, [nz, 1])),
+            &to_space::<E, f64, _>(&random(rng, [nz, 1])),
         )
         .expect_err("a profile along x has one row");
         let s = e.to_string();
@@ -350,13 +362,16 @@ fn profiles_match_hand_loops<E: ExecutionSpace>(space: E) {
             "{s}"
         );
     }
-    // 3D.
+}
+
+/// 3D profiles along x, y and z on the whole interior.
+fn profiles_in_3d<E: ExecutionSpace>(space: &E, rng: &mut Rng) {
     let [nz, ny, nx] = [5, 6, 9];
-    let p = random(&mut rng, [nz, ny, nx]);
-    let ax = random(&mut rng, [1, 1, nx]);
-    let ay = random(&mut rng, [1, ny, 1]);
-    let az = random(&mut rng, [nz, 1, 1]);
-    let init = random(&mut rng, [nz, ny, nx]);
+    let p = random(rng, [nz, ny, nx]);
+    let ax = random(rng, [1, 1, nx]);
+    let ay = random(rng, [1, ny, 1]);
+    let az = random(rng, [nz, 1, 1]);
+    let init = random(rng, [nz, ny, nx]);
     let mut o = to_space::<E, f64, 3>(&init);
     let args = (
         to_space::<E, f64, 3>(&p),
@@ -364,7 +379,7 @@ fn profiles_match_hand_loops<E: ExecutionSpace>(space: E) {
         to_space::<E, f64, _>(&ay),
         to_space::<E, f64, _>(&az),
     );
-    prof3(&space, &mut o, &args.0, &args.1, &args.2, &args.3).expect("prof3");
+    prof3(space, &mut o, &args.0, &args.1, &args.2, &args.3).expect("prof3");
     let got = f64s::<E, f64, 3>(&o);
     for iz in 0..nz {
         for iy in 0..ny {
@@ -382,16 +397,15 @@ fn profiles_match_hand_loops<E: ExecutionSpace>(space: E) {
             }
         }
     }
-    // 1D.
+}
+
+/// A 1D profile along x on the whole interior.
+fn profiles_in_1d<E: ExecutionSpace>(space: &E, rng: &mut Rng) {
     let n = 9;
-    let (ax, u, init) = (
-        random(&mut rng, [n]),
-        random(&mut rng, [n]),
-        random(&mut rng, [n]),
-    );
+    let (ax, u, init) = (random(rng, [n]), random(rng, [n]), random(rng, [n]));
     let mut o = to_space::<E, f64, 1>(&init);
     prof1(
-        &space,
+        space,
         &mut o,
         &to_space::<E, f64, _>(&ax),
         &to_space::<E, f64, _>(&u),

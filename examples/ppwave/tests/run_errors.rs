@@ -196,26 +196,9 @@ fn unwritable_out_is_rejected_before_running() {
     assert_eq!(std::fs::read(&file).expect("still there"), b"keep me");
 }
 
+/// The space order, the layer's width and the boundary kind.
 #[test]
-fn bad_new_options_are_rejected_before_running() {
-    let dir = scratch("bad-files");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let at = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
-    // Velocity files: 3D, integer, NaN, zero, negative; a receiver file outside the grid.
-    write_raw_npy(&dir.join("v3d.npy"), "<f4", "(2, 3, 4)", &[0; 96]);
-    write_raw_npy(&dir.join("vint.npy"), "<i4", "(40, 50)", &[0; 8000]);
-    let with = |bad: f64| {
-        let mut m = gradient_model();
-        m[(7, 9)] = bad;
-        m
-    };
-    io::write_npy(dir.join("vnan.npy"), &with(f64::NAN)).expect("write");
-    io::write_npy(dir.join("vinf.npy"), &with(f64::INFINITY)).expect("write");
-    io::write_npy(dir.join("vzero.npy"), &with(0.0)).expect("write");
-    io::write_npy(dir.join("vneg.npy"), &with(-5.0)).expect("write");
-    io::write_npy(dir.join("vok.npy"), &gradient_model()).expect("write");
-    std::fs::write(dir.join("rec.txt"), "1 1\n40 3\n").expect("write");
-    std::fs::write(dir.join("rec-bad.txt"), "1 1\n2\n").expect("write");
+fn bad_orders_and_boundaries_are_rejected_before_running() {
     let cases: Vec<(&str, Vec<String>, Vec<&str>)> = vec![
         (
             "order-odd",
@@ -262,6 +245,19 @@ fn bad_new_options_are_rejected_before_running() {
             ],
             vec!["--boundary rigid has no layer", "drop --absorb"],
         ),
+        (
+            "boundary-kind",
+            vec!["--boundary".into(), "cpml".into()],
+            vec!["--boundary", "pml, sponge, rigid"],
+        ),
+    ];
+    assert_all_rejected(&cases);
+}
+
+/// The PML's settings: only with a PML, each in its range, a layer wide enough.
+#[test]
+fn bad_pml_options_are_rejected_before_running() {
+    let cases: Vec<(&str, Vec<String>, Vec<&str>)> = vec![
         (
             "pml-r-sponge",
             vec![
@@ -319,11 +315,20 @@ fn bad_new_options_are_rejected_before_running() {
             ],
             vec!["--absorb = 2", "absorb >= 3"],
         ),
-        (
-            "boundary-kind",
-            vec!["--boundary".into(), "cpml".into()],
-            vec!["--boundary", "pml, sponge, rigid"],
-        ),
+    ];
+    assert_all_rejected(&cases);
+}
+
+/// Receiver lines and receiver files: outside the grid, malformed, missing.
+#[test]
+fn bad_receivers_are_rejected_before_running() {
+    let dir = scratch("bad-receiver-files");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let at = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
+    // A receiver file outside the grid, and one with a short line.
+    std::fs::write(dir.join("rec.txt"), "1 1\n40 3\n").expect("write");
+    std::fs::write(dir.join("rec-bad.txt"), "1 1\n2\n").expect("write");
+    let cases: Vec<(&str, Vec<String>, Vec<&str>)> = vec![
         (
             "rec-row",
             vec!["--receivers".into(), "40:0:10:1".into()],
@@ -359,6 +364,30 @@ fn bad_new_options_are_rejected_before_running() {
             vec!["--receiver-file".into(), at("none.txt")],
             vec!["--receiver-file", "none.txt", "cannot read"],
         ),
+    ];
+    assert_all_rejected(&cases);
+}
+
+/// Velocity files: missing, 3D, integer, NaN, inf, zero, negative, of another shape than the grid.
+#[test]
+fn bad_velocity_files_are_rejected_before_running() {
+    let dir = scratch("bad-velocity-files");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let at = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
+    // Velocity files: 3D, integer, NaN, inf, zero, negative; one that fits only 40 x 50.
+    write_raw_npy(&dir.join("v3d.npy"), "<f4", "(2, 3, 4)", &[0; 96]);
+    write_raw_npy(&dir.join("vint.npy"), "<i4", "(40, 50)", &[0; 8000]);
+    let with = |bad: f64| {
+        let mut m = gradient_model();
+        m[(7, 9)] = bad;
+        m
+    };
+    io::write_npy(dir.join("vnan.npy"), &with(f64::NAN)).expect("write");
+    io::write_npy(dir.join("vinf.npy"), &with(f64::INFINITY)).expect("write");
+    io::write_npy(dir.join("vzero.npy"), &with(0.0)).expect("write");
+    io::write_npy(dir.join("vneg.npy"), &with(-5.0)).expect("write");
+    io::write_npy(dir.join("vok.npy"), &gradient_model()).expect("write");
+    let cases: Vec<(&str, Vec<String>, Vec<&str>)> = vec![
         (
             "v-missing",
             vec!["--velocity".into(), at("none.npy")],
@@ -404,6 +433,14 @@ fn bad_new_options_are_rejected_before_running() {
             ],
             vec!["--nx = 60", "40 x 50", "drop --nx"],
         ),
+    ];
+    assert_all_rejected(&cases);
+}
+
+/// The snapshot interval, the precision and the source mode.
+#[test]
+fn bad_output_options_are_rejected_before_running() {
+    let cases: Vec<(&str, Vec<String>, Vec<&str>)> = vec![
         (
             "snap-0",
             vec!["--snapshot-every".into(), "0".into()],
@@ -420,7 +457,12 @@ fn bad_new_options_are_rejected_before_running() {
             vec!["--source-mode", "set, add"],
         ),
     ];
-    for (name, extra, needles) in &cases {
+    assert_all_rejected(&cases);
+}
+
+/// Runs every case (name, extra flags, words the error must hold) through [`assert_rejected`].
+fn assert_all_rejected(cases: &[(&str, Vec<String>, Vec<&str>)]) {
+    for (name, extra, needles) in cases {
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         assert_rejected(name, &extra, needles);
     }

@@ -29,8 +29,12 @@
 //! and are not Rust keywords, so they cannot name a keyword, an enum variant (`None`, `Ok`), a
 //! unit struct (the stencils' own marker types) or a constant written in the usual case.
 
+mod row;
+
+pub use row::emit_row;
+
 use super::infix::{self, CallStyle, Syntax};
-use crate::ir::{zyx, Access, Domain, Expr, Func, ParamKind, Stencil, Stmt, Tap};
+use crate::ir::{Access, Domain, Expr, Func, ParamKind, Stencil, Tap};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -139,38 +143,10 @@ fn expr(s: &Stencil, e: &Expr, fused: bool) -> TokenStream {
     })
 }
 
-/// Where a tap's row starts in its field: `p__win.tap(grid, row, [dz, dy, dx])`, the field's
-/// element at offset `[dz, dy, dx]` from the row's first computed point, through the
-/// field's window (its own strides).
-fn tap_start(s: &Stencil, tap: &Tap) -> TokenStream {
-    let win = win_name(&s.params[tap.field].name);
-    let [dz, dy, dx] = zyx(&tap.offset).map(offset_lit);
-    quote!(#win.tap(grid, row, [#dz, #dy, #dx]))
-}
-
-/// An offset as an unsuffixed literal: `-2`, `0`, `1`.
-fn offset_lit(d: i32) -> TokenStream {
-    let lit = Literal::isize_unsuffixed(d.unsigned_abs() as isize);
-    if d < 0 {
-        quote!(-#lit)
-    } else {
-        quote!(#lit)
-    }
-}
-
 /// Whether field `field`'s taps are scalars of the row kernel rather than row slices: a
 /// profile along an outer axis (`in(z)`, `in(y)`) has one value per row.
 fn is_scalar_tap(s: &Stencil, field: usize) -> bool {
     matches!(s.profile_axis(field), Some(axis) if axis != 2)
-}
-
-/// A profile's tap: its element at the row's first computed point, offset along the
-/// profile's axis (`a__win.profile(grid, row, 2, -1)`).
-fn profile_start(s: &Stencil, tap: &Tap, axis: usize) -> TokenStream {
-    let win = win_name(&s.params[tap.field].name);
-    let d = offset_lit(zyx(&tap.offset)[axis]);
-    let axis = Literal::usize_unsuffixed(axis);
-    quote!(#win.profile(grid, row, #axis, #d))
 }
 
 /// The name of a field's window in generated code: `p__win` (`__`: no user name).
@@ -202,168 +178,6 @@ fn real_names(s: &Stencil) -> Vec<Ident> {
         .iter()
         .map(|&p| ident(&s.params[p].name))
         .collect()
-}
-
-/// The row kernel: an associated function computing columns `grid.cols()` of row `row` (the
-/// row's number `z * ny + y`; `z` in 2D).
-pub fn emit_row(s: &Stencil) -> TokenStream {
-    let outs = out_names(s);
-    let ins = in_names(s);
-    let reals = real_names(s);
-    let inputs = s.inputs();
-    let taps: Vec<Tap> = s
-        .taps()
-        .into_iter()
-        .filter(|t| inputs.contains(&t.field))
-        .collect();
-    // Row slices of every tap; a profile along x is the same slice on every row, one along
-    // z or y a scalar per row.
-    let tap_lets = taps.iter().map(|t| {
-        let name = ident(&tap_name(s, t));
-        let field = ident(&s.params[t.field].name);
-        let start = match s.profile_axis(t.field) {
-            Some(axis) => profile_start(s, t, axis),
-            None => tap_start(s, t),
-        };
-        if is_scalar_tap(s, t.field) {
-            quote!(let #name = #field[#start];)
-        } else {
-            quote!(let #name = &#field[#start..][..n];)
-        }
-    });
-    let body = |fused: bool| -> Vec<TokenStream> {
-        s.body
-            .iter()
-            .map(|st| match st {
-                Stmt::Let { local, value } => {
-                    let name = ident(&s.locals[*local]);
-                    let v = expr(s, value, fused);
-                    quote!(let #name = #v;)
-                }
-                Stmt::Assign { field, value } => {
-                    let name = ident(&s.params[*field].name);
-                    let v = expr(s, value, fused);
-                    quote!(#name[i] = #v;)
-                }
-            })
-            .collect()
-    };
-    // Prefetch, per input field, its leading tap (the last row this row reads: the one not
-    // yet in cache), and every output.
-    let mut leading: Vec<&Tap> = Vec::new();
-    for t in taps.iter().filter(|t| s.profile_axis(t.field).is_none()) {
-        match leading.iter_mut().find(|l| l.field == t.field) {
-            Some(l) if t.offset > l.offset => *l = t,
-            Some(_) => {}
-            None => leading.push(t),
-        }
-    }
-    let prefetch_reads = leading.iter().map(|t| {
-        let name = ident(&tap_name(s, t));
-        let win = win_name(&s.params[t.field].name);
-        quote!(mode.fetch(#name, cols.start, #win.nx());)
-    });
-    // Every output row becomes a `RowOutput` (same name): `out` fields may be streamed,
-    // `inout` fields are read where they are written, so never.
-    let out_rows = s.outputs().into_iter().map(|p| {
-        let name = ident(&s.params[p].name);
-        let win = win_name(&s.params[p].name);
-        if s.params[p].kind == ParamKind::Field(Access::InOut) {
-            quote!(let mut #name = mode.inout(&mut #name[#win.cols(grid)], #win.nx());)
-        } else {
-            quote!(let mut #name = mode.output(&mut #name[#win.cols(grid)], #win.nx());)
-        }
-    });
-    let first = &outs[0];
-    // The point loop over `len` points: the exact arithmetic, and where it differs the
-    // fused one (`mode.fused()`, a constant of each vectorised copy).
-    let (exact, fused) = (body(false), body(true));
-    let same = exact
-        .iter()
-        .map(ToString::to_string)
-        .eq(fused.iter().map(ToString::to_string));
-    let point_loop = |len: TokenStream| {
-        if same {
-            quote! {
-                for i in 0..#len {
-                    #(#exact)*
-                }
-            }
-        } else {
-            quote! {
-                if mode.fused() {
-                    for i in 0..#len {
-                        #(#fused)*
-                    }
-                } else {
-                    for i in 0..#len {
-                        #(#exact)*
-                    }
-                }
-            }
-        }
-    };
-    let plain_loop = point_loop(quote!(n));
-    let block_loop = point_loop(quote!(#first.len()));
-    let tap_blocks = taps.iter().filter(|t| !is_scalar_tap(s, t.field)).map(|t| {
-        let name = ident(&tap_name(s, t));
-        quote!(let #name = &#name[cols.clone()];)
-    });
-    let out_blocks = outs.iter().enumerate().map(|(k, o)| {
-        if k + 1 == outs.len() {
-            quote!(let mut #o = #o.block(cols);)
-        } else {
-            quote!(let mut #o = #o.block(cols.clone());)
-        }
-    });
-    let doc = format!(
-        " One row of `{}`: columns `grid.cols()` of row `row` (numbered `z * ny + y`). Outputs are this row's \
-         slices; inputs are whole fields; each field's window (`p__win`) says where it lies in the \
-         grid, so each tap is sliced in its field's own strides. Without blocking (`mode.plain()`: \
-         the launch's fields fit the last-level cache) the row is one loop over plain slices. \
-         With blocking (`mode`: fields larger than the \
-         last-level cache), the row is computed a few cache lines at a time: before each \
-         block the data a few KiB ahead is prefetched (the leading row of each input, and \
-         the outputs; further along the row, or some rows further when the launch covers \
-         a narrow strip of columns), and `out` fields may be written through a small \
-         buffer with streaming stores that skip the cache. The arithmetic is the same either way.",
-        s.name
-    );
-    let out_wins = win_names(&outs);
-    let in_wins = win_names(&ins);
-    quote! {
-        #[doc = #doc]
-        #[inline(always)]
-        #[allow(clippy::too_many_arguments, clippy::needless_range_loop, unused_variables, unused_mut)]
-        fn row<T: ::ppstencil::__private::Real>(
-            grid: &::ppstencil::__private::Region,
-            row: ::ppstencil::__private::RowAt,
-            mode: ::ppstencil::__private::RowMode<'_>,
-            #(#outs: &mut [T],)*
-            #(#ins: &[T],)*
-            #(#out_wins: &::ppstencil::__private::Window,)*
-            #(#in_wins: &::ppstencil::__private::Window,)*
-            #(#reals: T,)*
-        ) {
-            let n = grid.cols().len();
-            #(#tap_lets)*
-            if mode.plain() {
-                #(let #outs = &mut #outs[#out_wins.cols(grid)][..n];)*
-                #plain_loop
-                return;
-            }
-            #(#out_rows)*
-            for cols in #first.blocks() {
-                if mode.prefetch() {
-                    #(#prefetch_reads)*
-                    #(#outs.prefetch(cols.start);)*
-                }
-                #(#tap_blocks)*
-                #(#out_blocks)*
-                #block_loop
-            }
-        }
-    }
 }
 
 /// `let [a, b] = outs else { ... };` destructuring shared by both drivers.
@@ -602,83 +416,16 @@ pub fn emit_stencil_at(
     let ty = Ident::new(&s.type_name(), span);
     let fname = Ident::new(&s.name, span);
     let vis = if s.public { quote!(pub) } else { quote!() };
-    let docs = &s.doc;
-    let name = &s.name;
-    let radius = s.radius();
-    let dims = s.dims;
-    let dims_lit = Literal::usize_unsuffixed(dims);
-    let [rz, ry, rx] = s.radii().map(Literal::usize_unsuffixed);
-    let point = matches!(s.domain, Domain::Point(_));
-    let names = |idx: Vec<usize>| -> Vec<String> {
-        idx.into_iter().map(|p| s.params[p].name.clone()).collect()
-    };
-    let outputs = str_list(&names(s.outputs()));
-    let inputs = str_list(&names(s.inputs()));
-    let profiles = s.inputs().into_iter().map(|p| match s.profile_axis(p) {
-        Some(axis) => {
-            let axis = Literal::usize_unsuffixed(axis);
-            quote!(::std::option::Option::Some(#axis))
-        }
-        None => quote!(::std::option::Option::None),
-    });
-    let reals_l = str_list(&names(s.reals()));
-    let indices_l = str_list(&names(s.indices()));
-    let fields_read = s.fields_read();
-    let fields_written = s.fields_written();
-    let flops = s.flops_per_point();
-    let (bytes_f32, bytes_f64) = (s.bytes_per_point(4), s.bytes_per_point(8));
+    let info = stencil_info(s, dsl_text, sources);
     let row = emit_row(s);
     let rows = emit_rows(s);
     let serial = emit_serial(s);
     let rayon = emit_rayon(s);
-    let mut all_sources = vec![
-        ("serial".to_string(), host_source(s, "serial")),
-        ("rayon".to_string(), host_source(s, "rayon")),
-    ];
-    all_sources.extend(sources.iter().cloned());
-    let src_keys: Vec<&String> = all_sources.iter().map(|(k, _)| k).collect();
-    let src_vals: Vec<&String> = all_sources.iter().map(|(_, v)| v).collect();
-
-    // The generic launch function: fields typed by the execution space's memory space.
-    let mut fn_params = Vec::new();
-    for p in &s.params {
-        let id = ident(&p.name);
-        fn_params.push(match p.kind {
-            ParamKind::Field(Access::In) | ParamKind::Profile(_) => {
-                quote!(#id: &::ppstencil::__private::ScalarField<E::Memory, T, #dims_lit>)
-            }
-            ParamKind::Field(_) => {
-                quote!(#id: &mut ::ppstencil::__private::ScalarField<E::Memory, T, #dims_lit>)
-            }
-            ParamKind::Real => quote!(#id: T),
-            ParamKind::Index => quote!(#id: usize),
-        });
-    }
-    let outs = out_names(s);
-    let ins = in_names(s);
-    let reals = real_names(s);
-    let idx: Vec<Ident> = s
-        .indices()
-        .iter()
-        .map(|&p| ident(&s.params[p].name))
-        .collect();
-    let fn_doc = format!(
-        " Runs the `{name}` stencil on execution space `E` (generated by `stencil!`).\n\n \
-         Every field must live in `E`'s memory space and have the same shape (or be a window \
-         of the grid holding the points the kernel touches in it); the domain is \
-         {}. Returns an error (never panics) on a shape mismatch, a window too small or a grid \
-         too small.",
-        if point {
-            "the single point given by the index arguments".to_string()
-        } else if radius == 0 {
-            "every point".to_string()
-        } else {
-            let what = ["points", "rows and columns", "planes, rows and columns"][dims - 1];
-            format!("{what} `{radius}..n-{radius}` (radius {radius})")
-        }
+    let launch = launch_fn(s, &ty, &fname, &vis);
+    let type_doc = format!(
+        " Marker type of the `{}` stencil: its metadata and host kernels.",
+        s.name
     );
-    let type_doc = format!(" Marker type of the `{name}` stencil: its metadata and host kernels.");
-    let dsl = dsl_text.to_string();
     quote! {
         #[doc = #type_doc]
         #[derive(Clone, Copy, Debug, Default)]
@@ -690,29 +437,96 @@ pub fn emit_stencil_at(
         }
 
         impl ::ppstencil::__private::Stencil for #ty {
-            const INFO: ::ppstencil::__private::StencilInfo = ::ppstencil::__private::StencilInfo {
-                name: #name,
-                radius: #radius,
-                dims: #dims_lit,
-                radii: [#rz, #ry, #rx],
-                point: #point,
-                outputs: #outputs,
-                inputs: #inputs,
-                profiles: &[#(#profiles),*],
-                reals: #reals_l,
-                indices: #indices_l,
-                fields_read: #fields_read,
-                fields_written: #fields_written,
-                flops_per_point: #flops,
-                bytes_per_point_f32: #bytes_f32,
-                bytes_per_point_f64: #bytes_f64,
-                dsl: #dsl,
-                sources: &[#((#src_keys, #src_vals)),*],
-            };
+            const INFO: ::ppstencil::__private::StencilInfo = #info;
             #serial
             #rayon
         }
 
+        #launch
+    }
+}
+
+/// The marker type's `StencilInfo` value: the stencil's shape, parameters and costs, its DSL
+/// text, and the sources it embeds (serial and rayon Rust, then `sources`).
+fn stencil_info(s: &Stencil, dsl_text: &str, sources: &[(String, String)]) -> TokenStream {
+    let name = &s.name;
+    let radius = s.radius();
+    let dims_lit = Literal::usize_unsuffixed(s.dims);
+    let [rz, ry, rx] = s.radii().map(Literal::usize_unsuffixed);
+    let point = matches!(s.domain, Domain::Point(_));
+    let names = |idx: Vec<usize>| -> Vec<String> {
+        idx.into_iter().map(|p| s.params[p].name.clone()).collect()
+    };
+    let outputs = str_list(&names(s.outputs()));
+    let inputs = str_list(&names(s.inputs()));
+    let profiles = profile_axes(s);
+    let reals_l = str_list(&names(s.reals()));
+    let indices_l = str_list(&names(s.indices()));
+    let fields_read = s.fields_read();
+    let fields_written = s.fields_written();
+    let flops = s.flops_per_point();
+    let (bytes_f32, bytes_f64) = (s.bytes_per_point(4), s.bytes_per_point(8));
+    let mut all_sources = vec![
+        ("serial".to_string(), host_source(s, "serial")),
+        ("rayon".to_string(), host_source(s, "rayon")),
+    ];
+    all_sources.extend(sources.iter().cloned());
+    let src_keys: Vec<&String> = all_sources.iter().map(|(k, _)| k).collect();
+    let src_vals: Vec<&String> = all_sources.iter().map(|(_, v)| v).collect();
+    let dsl = dsl_text.to_string();
+    quote! {
+        ::ppstencil::__private::StencilInfo {
+            name: #name,
+            radius: #radius,
+            dims: #dims_lit,
+            radii: [#rz, #ry, #rx],
+            point: #point,
+            outputs: #outputs,
+            inputs: #inputs,
+            profiles: &[#(#profiles),*],
+            reals: #reals_l,
+            indices: #indices_l,
+            fields_read: #fields_read,
+            fields_written: #fields_written,
+            flops_per_point: #flops,
+            bytes_per_point_f32: #bytes_f32,
+            bytes_per_point_f64: #bytes_f64,
+            dsl: #dsl,
+            sources: &[#((#src_keys, #src_vals)),*],
+        }
+    }
+}
+
+/// Per input field, the axis it is a profile along (`Some(axis)`), or `None` for a field.
+fn profile_axes(s: &Stencil) -> Vec<TokenStream> {
+    s.inputs()
+        .into_iter()
+        .map(|p| match s.profile_axis(p) {
+            Some(axis) => {
+                let axis = Literal::usize_unsuffixed(axis);
+                quote!(::std::option::Option::Some(#axis))
+            }
+            None => quote!(::std::option::Option::None),
+        })
+        .collect()
+}
+
+/// The generic launch function `fname` (the user's docs, then [`launch_doc`]): it hands the
+/// fields, reals and indices to the runtime's `launch` for marker type `ty`.
+fn launch_fn(s: &Stencil, ty: &Ident, fname: &Ident, vis: &TokenStream) -> TokenStream {
+    let docs = &s.doc;
+    let dims_lit = Literal::usize_unsuffixed(s.dims);
+    let fn_params = launch_params(s);
+    let outs = out_names(s);
+    let ins = in_names(s);
+    let reals = real_names(s);
+    let idx: Vec<Ident> = s
+        .indices()
+        .iter()
+        .map(|&p| ident(&s.params[p].name))
+        .collect();
+    let fn_doc = launch_doc(s);
+    quote! {
         #(#[doc = #docs])*
         #[doc = ""]
         #[doc = #fn_doc]
@@ -730,6 +544,49 @@ pub fn emit_stencil_at(
             )
         }
     }
+}
+
+/// The launch function's parameters, in the stencil's order: fields typed by the execution
+/// space's memory space (`&` for inputs and profiles, `&mut` for outputs), reals as `T`,
+/// indices as `usize`.
+fn launch_params(s: &Stencil) -> Vec<TokenStream> {
+    let dims_lit = Literal::usize_unsuffixed(s.dims);
+    s.params
+        .iter()
+        .map(|p| {
+            let id = ident(&p.name);
+            match p.kind {
+                ParamKind::Field(Access::In) | ParamKind::Profile(_) => {
+                    quote!(#id: &::ppstencil::__private::ScalarField<E::Memory, T, #dims_lit>)
+                }
+                ParamKind::Field(_) => {
+                    quote!(#id: &mut ::ppstencil::__private::ScalarField<E::Memory, T, #dims_lit>)
+                }
+                ParamKind::Real => quote!(#id: T),
+                ParamKind::Index => quote!(#id: usize),
+            }
+        })
+        .collect()
+}
+
+/// The launch function's doc text: what it runs, on which points, and how it fails.
+fn launch_doc(s: &Stencil) -> String {
+    let (name, radius, dims) = (&s.name, s.radius(), s.dims);
+    format!(
+        " Runs the `{name}` stencil on execution space `E` (generated by `stencil!`).\n\n \
+         Every field must live in `E`'s memory space and have the same shape (or be a window \
+         of the grid holding the points the kernel touches in it); the domain is \
+         {}. Returns an error (never panics) on a shape mismatch, a window too small or a grid \
+         too small.",
+        if matches!(s.domain, Domain::Point(_)) {
+            "the single point given by the index arguments".to_string()
+        } else if radius == 0 {
+            "every point".to_string()
+        } else {
+            let what = ["points", "rows and columns", "planes, rows and columns"][dims - 1];
+            format!("{what} `{radius}..n-{radius}` (radius {radius})")
+        }
+    )
 }
 
 #[cfg(test)]
