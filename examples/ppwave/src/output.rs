@@ -242,9 +242,9 @@ impl OutputDir {
 
     /// Writes file `name` with `write(path)`, recording it with its size and fingerprint; on
     /// failure removes everything this run wrote (its whole partial directory). `run.json`
-    /// also gets the run's id (`run_id`) and the record of every other file written
-    /// (`outputs`: `{"bytes", "fingerprint"}` per path), which prove to a later
-    /// `--overwrite` which files are this run's.
+    /// also gets `"program": "ppwave"`, the run's id (`run_id`) and the record of every other
+    /// file written (`outputs`: `{"bytes", "fingerprint"}` per path), which prove to a later
+    /// `--overwrite` which files are this run's, whichever command wrote them.
     pub fn write(
         &mut self,
         name: &str,
@@ -274,12 +274,14 @@ impl OutputDir {
         }
     }
 
-    /// Adds `run_id` and `outputs` to the JSON object in `file` (a run.json just written).
+    /// Adds `program`, `run_id` and `outputs` to the JSON object in `file` (a run.json just
+    /// written).
     fn seal_run_json(&self, file: &Path) -> anyhow::Result<()> {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("{}: cannot read it back", file.display()))?;
         let mut json: Value = serde_json::from_str(&text)?;
         if let Some(obj) = json.as_object_mut() {
+            obj.insert("program".into(), "ppwave".into());
             obj.insert("run_id".into(), self.run_id.clone().into());
             obj.insert("outputs".into(), Value::Object(self.outputs.clone()));
         }

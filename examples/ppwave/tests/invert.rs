@@ -111,15 +111,23 @@ fn invert(out: &Path, extra: &[&str]) -> Output {
 
 #[test]
 fn lbfgs_lowers_the_misfit_and_finds_the_anomaly() {
-    let misfits = the_misfit_falls_and_the_anomaly_appears_where_it_is("lbfgs");
+    let (misfits, out) = the_misfit_falls_and_the_anomaly_appears_where_it_is("lbfgs");
     // Three iterations of L-BFGS go further down than steepest descent's first three.
-    let descent = the_misfit_falls_and_the_anomaly_appears_where_it_is("descent");
+    let (descent, _) = the_misfit_falls_and_the_anomaly_appears_where_it_is("descent");
     assert!(misfits[3] < descent[3], "{misfits:?} {descent:?}");
+    // An inversion's directory is a ppwave run's: --overwrite replaces all of it.
+    let o = invert(&out, &["--iterations", "1", "--overwrite"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.join("model-0001.npy").is_file());
+    assert!(
+        !out.join("model-0003.npy").exists(),
+        "a previous model was kept"
+    );
 }
 
 /// Runs three iterations of `method`, checks the misfit falls at each and the largest change
-/// is an increase at the anomaly; returns the misfits.
-fn the_misfit_falls_and_the_anomaly_appears_where_it_is(method: &str) -> Vec<f64> {
+/// is an increase at the anomaly; returns the misfits and the output directory.
+fn the_misfit_falls_and_the_anomaly_appears_where_it_is(method: &str) -> (Vec<f64>, PathBuf) {
     let out = temp(method).join("out");
     let o = invert(
         &out,
@@ -166,7 +174,7 @@ fn the_misfit_falls_and_the_anomaly_appears_where_it_is(method: &str) -> Vec<f64
         at.0.abs_diff(CENTRE.0) <= 3 && at.1.abs_diff(CENTRE.1) <= 3,
         "largest change at {at:?}"
     );
-    misfits
+    (misfits, out)
 }
 
 /// An inversion that must fail with exit 2 naming `words`, writing nothing.

@@ -145,6 +145,14 @@ fn the_image_peaks_on_the_interface() {
     // 100 KiB holds two checkpoints of two 48 x 60 f64 fields (46080 bytes each), not the
     // 299 levels (6.9 MB): the image is the same bytes.
     assert!(images[0] == images[2], "checkpointed image differs");
+    // A migration's directory is a ppwave run's: refused without --overwrite, replaced with it.
+    let plain = dir.join("plain");
+    let o = migrate(&plain, recorded, shots, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--overwrite"), "{}", text(&o));
+    let o = migrate(&plain, recorded, shots, &["--overwrite"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::read(plain.join("image.npy")).unwrap() == images[0]);
 }
 
 /// Runs a migration that must fail with exit 2 naming `words`, writing nothing.

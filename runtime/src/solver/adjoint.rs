@@ -236,7 +236,7 @@ where
     pub fn forward_with(
         &self,
         wavelet: &[T],
-        hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()>,
+        hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()> + Send,
     ) -> Result<Vec<T>> {
         let mut stepper = Stepper::new(self, Direction::Forward)?;
         let mut hook = hook;
@@ -258,7 +258,7 @@ where
         stepper: &mut Stepper<'_, E, T, D>,
         source: [usize; D],
         wavelet: &[T],
-        hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()>,
+        hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()> + Send,
     ) -> Result<Vec<T>> {
         check_len("wavelet", wavelet.len(), self.config.nt, "nt")?;
         let recorded: Vec<[usize; D]> = self.receivers.clone();
@@ -281,7 +281,7 @@ where
     pub fn adjoint_with(
         &self,
         traces: &[T],
-        mut hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()>,
+        mut hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()> + Send,
     ) -> Result<Vec<T>> {
         let (nt, nrec) = (self.config.nt, self.receivers.len());
         check_len("traces", traces.len(), nt * nrec, "nt x receivers")?;
@@ -321,31 +321,43 @@ where
         &self,
         stepper: &mut Stepper<'_, E, T, D>,
         inject: &[[usize; D]],
-        value: impl Fn(usize, usize) -> T,
+        value: impl Fn(usize, usize) -> T + Sync,
         record: &[[usize; D]],
         out: &mut [T],
-        mut hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()>,
+        hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()> + Send,
     ) -> Result<()> {
         let shape = self.shape;
         let flat: Vec<usize> = record
             .iter()
             .map(|&at| (0..D).fold(0, |k, a| k * shape[a] + at[a]))
             .collect();
-        let n = flat.len();
+        // Under `install`, as the simulator's runs: the pool stays awake between the step's
+        // many small launches instead of falling asleep and waking at each.
         crate::with_numerics(self.config.numerics, || {
-            let mut scratch = None;
-            for k in 0..self.config.nt {
-                stepper.step(inject, |i| value(k, i))?;
-                sample(
-                    &stepper.p,
-                    &flat,
-                    &mut out[k * n..(k + 1) * n],
-                    &mut scratch,
-                )?;
-                hook(k, stepper)?;
-            }
-            self.space.synchronize()
+            self.space
+                .install(|| self.sweep_steps(stepper, inject, &value, &flat, out, hook))
         })
+    }
+
+    /// The loop of [`sweep`](Self::sweep): `nt` steps, each sampled at the flat indices
+    /// `flat` into `out` and handed to `hook`.
+    fn sweep_steps(
+        &self,
+        stepper: &mut Stepper<'_, E, T, D>,
+        inject: &[[usize; D]],
+        value: &(impl Fn(usize, usize) -> T + Sync),
+        flat: &[usize],
+        out: &mut [T],
+        mut hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()> + Send,
+    ) -> Result<()> {
+        let n = flat.len();
+        let mut scratch = None;
+        for k in 0..self.config.nt {
+            stepper.step(inject, |i| value(k, i))?;
+            sample(&stepper.p, flat, &mut out[k * n..(k + 1) * n], &mut scratch)?;
+            hook(k, stepper)?;
+        }
+        self.space.synchronize()
     }
 }
 

@@ -318,8 +318,10 @@ where
         }
         let mut total = HostFieldN::<T, D>::zeros(self.shape)?;
         let (mut misfit, mut traces, mut recomputed) = (0.0, Vec::new(), 0);
+        // Full storage's fields, reused from shot to shot (allocated and touched once).
+        let mut kept = Vec::new();
         for s in shots {
-            let (j, t, field, r) = self.one_shot(s, checkpoints, condition)?;
+            let (j, t, field, r) = self.one_shot(s, checkpoints, condition, &mut kept)?;
             misfit += j;
             traces.extend_from_slice(&t);
             recomputed += r;
@@ -349,14 +351,16 @@ where
     }
 
     /// One shot: its misfit, predicted traces, accumulated field (scaled by `−v²` for the
-    /// gradient) and recomputed steps.
+    /// gradient) and recomputed steps. Full storage keeps its levels in `kept`'s fields
+    /// (more allocated as needed) and leaves them there for the next shot.
     fn one_shot(
         &self,
         shot: &Shot<'_, T, D>,
         checkpoints: Option<usize>,
         condition: Condition,
+        kept: &mut Vec<Field<E, T, D>>,
     ) -> Result<(f64, Vec<T>, HostFieldN<T, D>, usize)> {
-        let (traces, mut levels) = self.first_run(shot, checkpoints)?;
+        let (traces, mut levels) = self.first_run(shot, checkpoints, std::mem::take(kept))?;
         let mut misfit = 0.0f64;
         let adjoint_source: Vec<T> = traces
             .iter()
@@ -371,31 +375,36 @@ where
             })
             .collect();
         let field = self.reverse(&adjoint_source, &mut levels, condition)?;
-        let recomputed = match &levels {
-            Levels::Full(_) => 0,
+        let recomputed = match levels {
+            Levels::Full(fields) => {
+                *kept = fields;
+                0
+            }
             Levels::Replay(r) => r.book.recomputed,
         };
         Ok((misfit, traces, field, recomputed))
     }
 
-    /// The first forward run of `shot`, keeping the levels full storage or the schedule of
-    /// `checkpoints` asks for: the traces and the levels.
+    /// The first forward run of `shot`, keeping the levels full storage (in the fields of
+    /// `kept`, more allocated as needed) or the schedule of `checkpoints` asks for: the
+    /// traces and the levels.
     fn first_run<'a>(
         &'a self,
         shot: &Shot<'a, T, D>,
         checkpoints: Option<usize>,
+        mut kept: Vec<Field<E, T, D>>,
     ) -> Result<(Vec<T>, Levels<'a, E, T, D>)> {
         let nt = self.config.nt;
         let mut stepper = Stepper::new(self, Direction::Forward)?;
         match checkpoints {
             None => {
                 // p[1] ... p[nt-1]: the levels the imaging condition needs (p[0] = 0).
-                let mut kept = Vec::new();
                 let traces = self.forward_at(&mut stepper, shot.source, shot.wavelet, |n, s| {
                     if n + 1 < nt {
-                        let mut copy = Field::<E, T, D>::zeros(self.shape)?;
-                        copy.copy_from(&s.p)?;
-                        kept.push(copy);
+                        if n == kept.len() {
+                            kept.push(Field::<E, T, D>::zeros(self.shape)?);
+                        }
+                        kept[n].copy_from(&s.p)?;
                     }
                     Ok(())
                 })?;
