@@ -5,9 +5,10 @@
 //! direction ([`Method`]), tries a step along it, halving it until the misfit falls (at most
 //! [`HALVINGS`] times), and keeps every velocity within `--bounds`. Writes `misfit.json`
 //! (the misfit before the first and after each iteration), `model-NNNN.npy` (the model
-//! after iteration NNNN; `model-0000.npy` the start) and `run.json` into --out (default
-//! `ppwave-invert`), all at once at the end.
+//! after iteration NNNN; `model-0000.npy` the start), `model.png` (the last model) and
+//! `run.json` into --out (default `ppwave-invert`), all at once at the end.
 
+use crate::figures::{self, field};
 use crate::output::OutputDir;
 use crate::survey::{self, Job, Survey, SurveyArgs};
 use crate::BadInput;
@@ -348,8 +349,34 @@ fn bounds(args: &InvertArgs, survey: &Survey) -> anyhow::Result<(f64, f64)> {
     Ok((lo, hi))
 }
 
+/// Writes `model.png`: the last model of `r` (the start when no iteration was kept) with its
+/// own colour bar, the first shot's source marked, and the misfit against the start's in the
+/// title.
+fn write_model_picture(dir: &mut OutputDir, survey: &Survey, r: &Inversion) -> anyhow::Result<()> {
+    let first = survey.shots[0];
+    let shown = ppstencil::WaveConfig {
+        src_z: first.0,
+        src_x: first.1,
+        ..survey.plan.config.clone()
+    };
+    let backdrop = field::Backdrop::new(&shown)?;
+    let (model, misfit) = r
+        .iterations
+        .last()
+        .map_or((&r.start, r.start_misfit), |it| (&it.model, it.misfit));
+    let title = format!(
+        "Velocity after {} iteration(s): misfit {:.3e} (start {:.3e})",
+        r.iterations.len(),
+        misfit,
+        r.start_misfit
+    );
+    let fig = field::model_figure(&backdrop, model.iter().map(|&v| v as f32).collect(), title);
+    dir.write("model.png", |f| figures::write(f, &fig))?;
+    Ok(())
+}
+
 /// Runs `ppwave invert`: reads and checks everything, inverts, then writes misfit.json,
-/// the models and run.json into --out at once (nothing on any error).
+/// the models, their picture and run.json into --out at once (nothing on any error).
 pub fn invert(args: &InvertArgs) -> anyhow::Result<()> {
     let mut args = args.clone();
     if !(args.step.is_finite() && args.step > 0.0) {
@@ -393,6 +420,7 @@ pub fn invert(args: &InvertArgs) -> anyhow::Result<()> {
             serde_json::json!({"iteration": k + 1, "misfit": it.misfit, "step_m_s": it.step}),
         );
     }
+    write_model_picture(&mut dir, &survey, &r)?;
     let misfit = serde_json::json!({"iterations": rows, "stopped": r.stopped, "bounds": [bounds.0, bounds.1]});
     dir.write("misfit.json", |f| {
         Ok(std::fs::write(

@@ -143,6 +143,7 @@ fn the_misfit_falls_and_the_anomaly_appears_where_it_is(method: &str) -> (Vec<f6
         ],
     );
     assert!(o.status.success(), "{}", text(&o));
+    assert!(out.join("model.png").is_file());
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("misfit.json")).unwrap()).unwrap();
     let misfits: Vec<f64> = json["iterations"]

@@ -249,27 +249,35 @@ pub fn image_figure<'a>(backdrop: &'a Backdrop, image: &[f64], title: String) ->
 
 /// The velocity model of `backdrop` with its own colour bar (m/s).
 pub fn velocity_figure(backdrop: &Backdrop) -> FieldFigure<'_> {
+    model_figure(backdrop, backdrop.velocity.clone(), "Velocity model".into())
+}
+
+/// A velocity model (`nz × nx` values in m/s, such as an inversion's result) on
+/// `backdrop`'s grid, coloured from its own slowest to its fastest velocity.
+pub fn model_figure(backdrop: &Backdrop, values: Vec<f32>, title: String) -> FieldFigure<'_> {
+    let (vmin, vmax) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x as f64), hi.max(x as f64))
+        });
     FieldFigure {
         backdrop,
-        title: "Velocity model".into(),
+        title,
         notes: vec![format!(
             "{}\u{2013}{} m/s; grid {} x {}, dh = {} m",
-            short(backdrop.vmin),
-            short(backdrop.vmax),
+            short(vmin),
+            short(vmax),
             backdrop.nz,
             backdrop.nx,
             short(backdrop.dh)
         )],
         slices: vec![Slice {
-            values: backdrop.velocity.clone(),
+            values,
             underlay: false,
             backdrop: None,
             axes: ["x (m)", "depth z (m)"],
         }],
-        scale: Scale::Velocity {
-            vmin: backdrop.vmin,
-            vmax: backdrop.vmax,
-        },
+        scale: Scale::Velocity { vmin, vmax },
     }
 }
 
