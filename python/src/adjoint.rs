@@ -1,15 +1,22 @@
 //! The adjoint-state functions over the library's `WaveOperator`: `forward` (wavelet →
 //! traces), `adjoint` (traces → wavelet, its exact transpose), `gradient` (the misfit and
 //! its gradient with respect to squared slowness, summed over shots) and `migrate` (the
-//! RTM image), on the host backends, with the GIL released while they run.
+//! RTM image), on the host backends, with the GIL released while they run and the calling
+//! thread answering the operator's monitor: Ctrl-C and the `progress` callback
+//! ([`watched`]).
 
 use crate::args::{self, Opts, Setup};
-use crate::engine::{Data, Elem, Model, Space};
+use crate::engine::{Data, Elem, Model, Space, SIGNAL_CHECK_EVERY};
 use crate::errors::{bad, OrPy};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use ppstencil::solver::{Dims, Shot, Storage, WaveKernels, WaveOperator};
 use ppstencil::{ExecutionSpace, MemSpaceHost, ScalarField, Serial, WaveConfig};
 use pyo3::prelude::*;
+use std::sync::{mpsc, Mutex, PoisonError};
+use std::time::Instant;
+
+/// An operator's monitor (`WaveOperator::set_monitor`), boxed.
+type Monitor = Box<dyn Fn(usize) -> ppstencil::Result<()> + Send + Sync>;
 
 /// A computation on an operator, generic in the space, the precision and the dimensions.
 trait OpJob: Send {
@@ -24,18 +31,21 @@ trait OpJob: Send {
         Dims<D>: WaveKernels<D>;
 }
 
-/// Runs `job` on the operator of `config` with `setup`'s model and space, the GIL released.
+/// Runs `job` on the operator of `config` with `setup`'s model and space, the GIL released,
+/// watched as [`watched`] says (`progress`: the callback).
 fn dispatch<J: OpJob>(
     py: Python<'_>,
     setup: Setup,
     config: WaveConfig,
     job: J,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<J::Out> {
     fn build<E: ExecutionSpace, T: Elem, const D: usize, J: OpJob>(
         space: E,
         config: WaveConfig,
         values: Vec<T>,
         job: J,
+        monitor: Monitor,
     ) -> ppstencil::Result<J::Out>
     where
         Dims<D>: WaveKernels<D>,
@@ -43,7 +53,8 @@ fn dispatch<J: OpJob>(
         let full = [config.nz, config.ny, config.nx];
         let shape: [usize; D] = std::array::from_fn(|a| if D == 3 { full[a] } else { full[2 * a] });
         let v = ScalarField::<MemSpaceHost, T, D>::from_vec_shape(shape, values)?;
-        let op = WaveOperator::<E, T, D>::with_velocity(space, config, &v)?;
+        let mut op = WaveOperator::<E, T, D>::with_velocity(space, config, &v)?;
+        op.set_monitor(monitor);
         job.run(&op)
     }
     fn in_space<E: ExecutionSpace, J: OpJob>(
@@ -51,23 +62,87 @@ fn dispatch<J: OpJob>(
         config: WaveConfig,
         model: Model,
         job: J,
+        monitor: Monitor,
     ) -> ppstencil::Result<J::Out> {
         match (model, config.dims()) {
-            (Model::F32(v), 2) => build::<E, f32, 2, J>(space, config, v, job),
-            (Model::F64(v), 2) => build::<E, f64, 2, J>(space, config, v, job),
-            (Model::F32(v), _) => build::<E, f32, 3, J>(space, config, v, job),
-            (Model::F64(v), _) => build::<E, f64, 3, J>(space, config, v, job),
+            (Model::F32(v), 2) => build::<E, f32, 2, J>(space, config, v, job, monitor),
+            (Model::F64(v), 2) => build::<E, f64, 2, J>(space, config, v, job, monitor),
+            (Model::F32(v), _) => build::<E, f32, 3, J>(space, config, v, job, monitor),
+            (Model::F64(v), _) => build::<E, f64, 3, J>(space, config, v, job, monitor),
         }
     }
     let Setup { space, model, .. } = setup;
     match space {
-        Space::Serial => py.detach(move || in_space(Serial, config, model, job)).py(),
-        Space::Rayon(r) => py.detach(move || in_space(r, config, model, job)).py(),
+        Space::Serial => watched(py, progress, move |m| in_space(Serial, config, model, job, m)),
+        Space::Rayon(r) => watched(py, progress, move |m| in_space(r, config, model, job, m)),
         #[allow(unreachable_patterns)]
         _ => Err(bad(
             "invalid backend: the adjoint functions run on the host; use backend=\"serial\" or \"rayon\"",
         )),
     }
+}
+
+/// Runs `work` with the GIL released on a thread of its own, handing it a monitor for its
+/// operator. The monitor runs where the space runs the steps (a rayon worker, where Python
+/// sees no signals), so it asks the calling thread: every [`SIGNAL_CHECK_EVERY`], and after
+/// every step when there is a `progress` callback, the calling thread takes the GIL, checks
+/// for signals (Ctrl-C raises `KeyboardInterrupt` there) and calls `progress(steps)`, the
+/// call's steps so far. A Python exception there stops the work (the monitor returns
+/// `Error::Stopped`) and is raised unchanged in place of the library's error.
+fn watched<R: Send>(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    work: impl FnOnce(Monitor) -> ppstencil::Result<R> + Send,
+) -> PyResult<R> {
+    let (ask, asked) = mpsc::channel::<usize>();
+    let (answer, answered) = mpsc::channel::<bool>();
+    let answered = Mutex::new(answered);
+    let every_step = progress.is_some();
+    let checked = Mutex::new(Instant::now());
+    let monitor: Monitor = Box::new(move |k| {
+        let mut last = checked.lock().unwrap_or_else(PoisonError::into_inner);
+        if !every_step && last.elapsed() < SIGNAL_CHECK_EVERY {
+            return Ok(());
+        }
+        let receiver = answered.lock().unwrap_or_else(PoisonError::into_inner);
+        let go = ask.send(k).is_ok() && receiver.recv() == Ok(true);
+        *last = Instant::now();
+        if go {
+            return Ok(());
+        }
+        Err(ppstencil::Error::Stopped {
+            steps: k,
+            reason: "a Python exception (Ctrl-C, or one the progress callback raised)".into(),
+        })
+    });
+    py.detach(move || {
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(move || work(monitor));
+            // The monitor's sender goes with the operator: the loop ends when the work does.
+            let mut raised: Option<PyErr> = None;
+            while let Ok(k) = asked.recv() {
+                if raised.is_none() {
+                    raised = Python::attach(|py| -> PyResult<()> {
+                        py.check_signals()?;
+                        if let Some(f) = &progress {
+                            f.call1(py, (k,))?;
+                        }
+                        Ok(())
+                    })
+                    .err();
+                }
+                // The work waits for the answer; it is gone only when it panicked.
+                let _ = answer.send(raised.is_none());
+            }
+            let out = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            match raised {
+                Some(e) => Err(e),
+                None => out.py(),
+            }
+        })
+    })
 }
 
 /// A float64 numpy array's values (C order) and shape; `ValueError` for a NaN or infinity.
@@ -212,9 +287,12 @@ impl OpJob for Survey {
 /// ``source`` after each step; float64) on the model ``velocity`` (m/s), with the additive
 /// source. Options as :func:`run` (``boundary`` ``"sponge"`` or ``"rigid"``; the PML has no
 /// adjoint); ``precision`` ``"f64"`` by default. Equals ``WaveOperator::forward`` bit for bit.
+/// ``progress``: called as ``progress(steps)`` with the time steps run so far (``nt`` in
+/// all), after every step; Ctrl-C or an exception it raises stops the call and is raised.
 #[pyfunction]
 #[pyo3(signature = (velocity, *, dh, dt, source, wavelet, receivers, boundary="sponge",
-    absorb=None, space_order=4, precision="f64", backend="rayon", threads=None))]
+    absorb=None, space_order=4, precision="f64", backend="rayon", threads=None,
+    progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn forward<'py>(
     py: Python<'py>,
@@ -230,6 +308,7 @@ pub fn forward<'py>(
     precision: &str,
     backend: &str,
     threads: Option<i64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (m, shape) = values(wavelet, "wavelet")?;
     if shape.len() != 1 {
@@ -264,15 +343,18 @@ pub fn forward<'py>(
             input: m,
             adjoint: false,
         },
+        progress,
     )?;
     d.into_py(py, &[nt, nrec])
 }
 
 /// `F* d`: the exact adjoint of :func:`forward`: the wavelet-shaped ``(nt,)`` result of the
 /// traces ``traces`` ``(nt, receivers)``, so that ``<F m, d> = <m, F* d>`` to rounding.
+/// ``progress`` as :func:`forward`'s (``nt`` steps in all).
 #[pyfunction]
 #[pyo3(signature = (velocity, *, dh, dt, source, traces, receivers, boundary="sponge",
-    absorb=None, space_order=4, precision="f64", backend="rayon", threads=None))]
+    absorb=None, space_order=4, precision="f64", backend="rayon", threads=None,
+    progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn adjoint<'py>(
     py: Python<'py>,
@@ -288,6 +370,7 @@ pub fn adjoint<'py>(
     precision: &str,
     backend: &str,
     threads: Option<i64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (d, shape) = values(traces, "traces")?;
     if shape.len() != 2 {
@@ -321,6 +404,7 @@ pub fn adjoint<'py>(
             input: d,
             adjoint: true,
         },
+        progress,
     )?;
     out.into_py(py, &[shape[0]])
 }
@@ -377,6 +461,7 @@ fn survey<'py>(
     backend: &str,
     threads: Option<i64>,
     image: bool,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(f64, Bound<'py, PyAny>)> {
     let (obs, shape) = values(observed, "observed")?;
     if shape.len() != 3 {
@@ -439,7 +524,7 @@ fn survey<'py>(
         storage,
         image,
     };
-    let (misfit, field) = dispatch(py, setup, config, job)?;
+    let (misfit, field) = dispatch(py, setup, config, job, progress)?;
     Ok((misfit, field.into_py(py, &grid)?))
 }
 
@@ -449,11 +534,14 @@ fn survey<'py>(
 /// receivers)`` float64; ``wavelets`` ``(shots, nt)`` (default: the simulator's additive
 /// Ricker of ``fpeak``, ``source_delay``); ``memory``: bytes for the forward wavefield
 /// (binomial checkpoints when every step does not fit; the same result bit for bit).
-/// Returns ``(misfit, gradient)``.
+/// ``progress``: called as ``progress(steps)`` after every time step of the call, counting
+/// every step of every forward, adjoint and recomputed (checkpoint) sweep of every shot:
+/// ``shots × 2 × nt`` with full storage, more with checkpoints. Ctrl-C, or an exception
+/// ``progress`` raises, stops the call and is raised. Returns ``(misfit, gradient)``.
 #[pyfunction]
 #[pyo3(signature = (velocity, *, dh, dt, sources, observed, receivers, wavelets=None,
     fpeak=10.0, source_delay=None, memory=None, boundary="sponge", absorb=None,
-    space_order=4, precision="f64", backend="rayon", threads=None))]
+    space_order=4, precision="f64", backend="rayon", threads=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn gradient<'py>(
     py: Python<'py>,
@@ -473,6 +561,7 @@ pub fn gradient<'py>(
     precision: &str,
     backend: &str,
     threads: Option<i64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(f64, Bound<'py, PyAny>)> {
     survey(
         py,
@@ -493,6 +582,7 @@ pub fn gradient<'py>(
         backend,
         threads,
         false,
+        progress,
     )
 }
 
@@ -503,7 +593,7 @@ pub fn gradient<'py>(
 #[pyfunction]
 #[pyo3(signature = (velocity, *, dh, dt, sources, observed, receivers, wavelets=None,
     fpeak=10.0, source_delay=None, memory=None, boundary="sponge", absorb=None,
-    space_order=4, precision="f64", backend="rayon", threads=None))]
+    space_order=4, precision="f64", backend="rayon", threads=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn migrate<'py>(
     py: Python<'py>,
@@ -523,6 +613,7 @@ pub fn migrate<'py>(
     precision: &str,
     backend: &str,
     threads: Option<i64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (_, image) = survey(
         py,
@@ -543,6 +634,7 @@ pub fn migrate<'py>(
         backend,
         threads,
         true,
+        progress,
     )?;
     Ok(image)
 }

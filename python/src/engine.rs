@@ -309,9 +309,9 @@ impl Space {
 }
 
 /// How often a long run re-takes the GIL to look for Ctrl-C (and other signals) when no
-/// progress callback is given. Taking the GIL every step would make the run wait for other
-/// Python threads at every step.
-const SIGNAL_CHECK_EVERY: Duration = Duration::from_millis(50);
+/// progress callback is given, here and in the adjoint functions. Taking the GIL every step
+/// would make the run wait for other Python threads at every step.
+pub const SIGNAL_CHECK_EVERY: Duration = Duration::from_millis(50);
 
 /// What to do while advancing an engine.
 pub struct Advance<'a> {

@@ -1,9 +1,15 @@
 """The adjoint-state functions: `adjoint` is the exact transpose of `forward` (the
 dot-product identity, 2D and 3D, f64 and f32), `gradient` is the same bit for bit with and
 without checkpoints and sums the shots, and `migrate` equals `ppwave migrate`'s image.npy
-bit for bit on the same data (the Rust library through an independent program)."""
+bit for bit on the same data (the Rust library through an independent program). The
+`progress` callback sees every time step of a call and stops it by raising; Ctrl-C stops a
+long gradient."""
 
 from __future__ import annotations
+
+import _thread
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -103,3 +109,108 @@ def test_migrate_equals_ppwave_migrate(ppwave, tmp_path):
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tobytes() == want.tobytes()
     assert np.abs(got).max() > 0
+
+
+SMALL = dict(dh=10.0, dt=0.001, receivers=[(5, 16), (13, 6), (14, 18)], absorb=4,
+             backend="serial")
+
+
+def test_progress_counts_every_time_step():
+    """``progress(steps)`` is called after every step with the call's steps so far: ``nt``
+    for ``forward`` and ``adjoint`` (one sweep each); a gradient or image runs, for each
+    shot, a forward sweep of ``nt`` steps and an adjoint sweep of ``nt`` steps, so
+    ``shots * 2 * nt`` with full storage and more with checkpoints (the forward steps run
+    again); the results are those of a call without the callback."""
+    v = random_model((20, 24), 5)
+    nt, shots = 24, 2
+    seen = []
+    fm = pps.forward(v, source=(9, 11), wavelet=np.ones(nt), progress=seen.append, **SMALL)
+    assert seen == list(range(1, nt + 1))
+    assert fm.tobytes() == pps.forward(v, source=(9, 11), wavelet=np.ones(nt), **SMALL).tobytes()
+    seen.clear()
+    pps.adjoint(v, source=(9, 11), traces=fm, progress=seen.append, **SMALL)
+    assert seen == list(range(1, nt + 1))
+    rng = np.random.default_rng(3)
+    survey = dict(sources=[(9, 11), (6, 17)], observed=rng.uniform(-1e-3, 1e-3, (shots, nt, 3)),
+                  fpeak=25.0, **SMALL)
+    for f in (pps.gradient, pps.migrate):
+        seen.clear()
+        got = f(v, progress=seen.append, **survey)
+        assert seen == list(range(1, shots * 2 * nt + 1)), f.__name__
+        want = f(v, **survey)
+        assert np.asarray(got[-1] if f is pps.gradient else got).tobytes() == np.asarray(
+            want[-1] if f is pps.gradient else want).tobytes()
+    seen.clear()
+    pps.gradient(v, memory=2 * 2 * v.size * 8, progress=seen.append, **survey)
+    assert len(seen) > shots * 2 * nt
+    assert seen == list(range(1, len(seen) + 1))
+
+
+@pytest.mark.parametrize("memory", [None, 2 * 2 * 20 * 24 * 8])
+def test_an_exception_from_progress_stops_the_call_and_is_raised(memory):
+    """The callback's exception reaches the caller as it was raised (the same object), the
+    callback is not called again, and nothing is returned."""
+
+    class Stop(Exception):
+        pass
+
+    v = random_model((20, 24), 5)
+    nt = 24
+    observed = np.zeros((1, nt, 3))
+    for stop_at in (1, nt, nt + 5):
+        seen, raised = [], Stop(f"enough at {stop_at}")
+
+        def progress(k):
+            seen.append(k)
+            if k == stop_at:
+                raise raised
+
+        result = None
+        with pytest.raises(Stop) as e:
+            result = pps.gradient(v, sources=[(9, 11)], observed=observed, memory=memory,
+                                  progress=progress, **SMALL)
+        assert e.value is raised and result is None
+        assert seen == list(range(1, stop_at + 1))
+    with pytest.raises(ZeroDivisionError):
+        pps.forward(v, source=(9, 11), wavelet=np.ones(nt), progress=lambda k: 1 / 0, **SMALL)
+
+
+@pytest.mark.parametrize("backend", ["serial", "rayon"])
+def test_ctrl_c_interrupts_a_long_gradient(backend):
+    """Ctrl-C (``interrupt_main`` from a timer thread after 0.3 s) stops a checkpointed
+    gradient sized to take at least 8 s on the machine at hand, in a quarter of that.
+
+    The time of a step comes from two short gradients of the same kind: their steps counted
+    by ``progress``, their times measured without it, and the differences taken so that a
+    call's fixed costs cancel. The extra steps are mostly forward steps run again, the
+    cheapest kind, so ``2 * nt`` such steps take no longer than the long call's forward and
+    adjoint sweeps alone. With rayon the steps run on the pool's threads, where Python sees
+    no signals: the calling thread checks for them."""
+    v = np.full((160, 160), 2500.0)
+    rec = [(20, x) for x in range(20, 140, 20)]
+    common = dict(dh=10.0, dt=0.001, sources=[(80, 80)], receivers=rec, absorb=10,
+                  memory=4 * 2 * v.size * 8, backend=backend)
+
+    def measured(nt):
+        observed = np.zeros((1, nt, len(rec)))
+        steps = []
+        pps.gradient(v, observed=observed, progress=steps.append, **common)
+        start = time.monotonic()
+        pps.gradient(v, observed=observed, **common)
+        return steps[-1], time.monotonic() - start
+
+    (s1, t1), (s2, t2) = measured(100), measured(800)
+    per_step = max((t2 - t1) / (s2 - s1), 1e-7)
+    nt = max(1000, int(8.0 / (2 * per_step)))
+    at_least = 2 * nt * per_step
+    observed = np.zeros((1, nt, len(rec)))
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            pps.gradient(v, observed=observed, **common)
+    finally:
+        timer.cancel()
+    elapsed = time.monotonic() - start
+    assert elapsed < at_least / 4, (elapsed, at_least)

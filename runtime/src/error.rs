@@ -137,6 +137,16 @@ pub enum Error {
         /// What to call instead.
         fix: &'static str,
     },
+    /// A long call was stopped by its caller: a monitor the caller installed (such as
+    /// [`WaveOperator::set_monitor`](crate::solver::WaveOperator::set_monitor)'s) returned
+    /// this error after `steps` time steps, and the call returned it without a result.
+    #[error("stopped by the caller after {steps} time steps: {reason}")]
+    Stopped {
+        /// The time steps the call had run when it stopped.
+        steps: usize,
+        /// Why the caller stopped it, e.g. `"interrupted (Ctrl-C)"`.
+        reason: String,
+    },
     /// A generated kernel was launched with the wrong number of arguments (a bug in a
     /// hand-written launch; generated launch functions cannot cause it).
     #[error("kernel `{kernel}` was launched with the wrong number of {what}")]

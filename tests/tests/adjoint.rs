@@ -2,13 +2,16 @@
 //! random wavelets `m` and random traces `d`, every even space order in 2D and the small
 //! orders in 3D, rigid border and sponge, centred and off-centre sources, on every execution
 //! space; the forward map against `WaveSimulator`; the settings without an adjoint refused;
-//! and the gradient's Taylor test (the remainder of the first-order expansion falls as h²).
+//! the gradient's Taylor test (the remainder of the first-order expansion falls as h²); and
+//! the monitor, which sees every time step of a call and stops it with its error.
 
-use ppstencil::solver::{ricker_delayed, Boundary, Layer, SourceMode, WaveOperator};
+use ppstencil::solver::{ricker_delayed, Boundary, Layer, SourceMode, Storage, WaveOperator};
 use ppstencil::{
-    ExecutionSpace, MemSpaceHost, Real, ScalarField, Serial, StepKernels, WaveConfig, WaveSimulator,
+    Error, ExecutionSpace, MemSpaceHost, Real, ScalarField, Serial, StepKernels, WaveConfig,
+    WaveSimulator,
 };
 use ppstencil_tests::{for_each_space, is_host, Rng};
+use std::sync::{Arc, Mutex};
 
 /// A host field of `D` dimensions.
 type HostN<T, const D: usize> = ScalarField<MemSpaceHost, T, D>;
@@ -340,11 +343,87 @@ fn gradient_taylor_test<E: ExecutionSpace + Clone>(space: E) {
     taylor::<E, 3>(&space, config_3d(4, false, (4, 7, 8)));
 }
 
+/// The counts a monitor saw, and the operator of `config` on `space` with a monitor that
+/// records each count and returns `Error::Stopped` at the count `stop` (`None`: never).
+fn monitored<E: ExecutionSpace + Clone>(
+    space: &E,
+    config: &WaveConfig,
+    stop: Option<usize>,
+) -> (Arc<Mutex<Vec<usize>>>, WaveOperator<E, f64>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut op = WaveOperator::<E, f64>::new(space.clone(), config.clone()).expect("operator");
+    let record = Arc::clone(&seen);
+    op.set_monitor(move |k| {
+        record.lock().expect("counts").push(k);
+        match stop {
+            Some(s) if k == s => Err(Error::Stopped {
+                steps: k,
+                reason: format!("the test stops at {s}"),
+            }),
+            _ => Ok(()),
+        }
+    });
+    (seen, op)
+}
+
+/// A monitor sees the counts 1, 2, … of every time step of a call: `nt` for `forward` and
+/// `adjoint`; for `misfit_gradient_with`, the forward sweep's `nt`, the adjoint sweep's `nt`
+/// and, with checkpoints, the `recomputed_steps` of the replays, which an unmonitored call
+/// reports. A monitor that fails at step `k` stops the call there with its own error, for
+/// every `k`, in the first forward run, the adjoint sweep and the replays alike; a monitor
+/// that lets the call finish leaves the result unchanged bit for bit.
+fn monitor_counts_and_stops_the_gradient<E: ExecutionSpace + Clone>(space: E) {
+    let config = config_2d(4, true, (12, 15));
+    let nt = config.nt;
+    let plain = WaveOperator::<E, f64>::new(space.clone(), config.clone()).expect("operator");
+    let wavelet = plain.source_wavelet([12, 15]).expect("wavelet");
+    let observed = Rng::new(5).vec(nt * plain.receivers(), -1e-3, 1e-3, |x| x);
+    let (seen, op) = monitored(&space, &config, None);
+    op.forward(&wavelet).expect("forward");
+    op.adjoint(&observed).expect("adjoint");
+    let all: Vec<usize> = (1..=nt).chain(1..=nt).collect();
+    assert_eq!(*seen.lock().unwrap(), all, "forward, then adjoint");
+    let bytes = 3 * 2 * plain.field_bytes();
+    for storage in [Storage::Full, Storage::Checkpoints { bytes }] {
+        let want = plain
+            .misfit_gradient_with(&wavelet, &observed, storage)
+            .expect("gradient");
+        if storage != Storage::Full {
+            assert!(want.recomputed_steps > 0, "the replays must run");
+        }
+        let total = 2 * nt + want.recomputed_steps;
+        let (seen, op) = monitored(&space, &config, None);
+        let got = op
+            .misfit_gradient_with(&wavelet, &observed, storage)
+            .expect("monitored gradient");
+        assert_eq!(*seen.lock().unwrap(), (1..=total).collect::<Vec<_>>());
+        assert_eq!(got.misfit.to_bits(), want.misfit.to_bits(), "{storage:?}");
+        assert_eq!(
+            got.gradient.as_slice(),
+            want.gradient.as_slice(),
+            "{storage:?}"
+        );
+        for k in 1..=total {
+            let (seen, op) = monitored(&space, &config, Some(k));
+            match op.misfit_gradient_with(&wavelet, &observed, storage) {
+                Err(Error::Stopped { steps, reason }) => {
+                    assert_eq!(steps, k, "{storage:?}");
+                    assert_eq!(reason, format!("the test stops at {k}"));
+                }
+                Err(e) => panic!("{storage:?}, stop at {k}: another error: {e}"),
+                Ok(_) => panic!("{storage:?}, stop at {k}: the call ran to the end"),
+            }
+            assert_eq!(seen.lock().unwrap().last(), Some(&k), "{storage:?}");
+        }
+    }
+}
+
 for_each_space!(
     dot_product_2d_every_order,
     dot_product_3d_small_orders,
     forward_equals_the_simulator,
     gradient_taylor_test,
+    monitor_counts_and_stops_the_gradient,
 );
 
 /// The settings without an adjoint are refused, naming what to use instead; buffers of the

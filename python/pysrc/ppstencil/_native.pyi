@@ -42,6 +42,8 @@ _Subnormals = Literal["flush", "keep"]
 _GenBackend = Literal["serial", "rayon", "cuda", "hip", "dsl"]
 _Points = Union[npt.ArrayLike, Sequence[int], Sequence[Sequence[int]]]
 _Progress = Callable[[int, int], object]
+# ``progress(steps)`` of the adjoint functions: the call's time steps so far.
+_StepProgress = Callable[[int], object]
 
 class Error(Exception):
     """A failure that is not bad input: a backend this build does not have, no device, a
@@ -233,9 +235,12 @@ def forward(
     precision: _Precision = "f64",
     backend: Literal["serial", "rayon"] = "rayon",
     threads: Optional[int] = None,
+    progress: Optional[_StepProgress] = None,
 ) -> npt.NDArray[np.floating]:
     """``F m``: the traces ``(nt, receivers)`` of the wavelet ``wavelet`` (``nt`` values
-    added at ``source`` after each step) with the additive source."""
+    added at ``source`` after each step) with the additive source. ``progress(steps)`` is
+    called after every time step (``nt`` in all); Ctrl-C, or an exception it raises, stops
+    the call and is raised."""
 
 def adjoint(
     velocity: npt.NDArray[np.floating],
@@ -251,9 +256,11 @@ def adjoint(
     precision: _Precision = "f64",
     backend: Literal["serial", "rayon"] = "rayon",
     threads: Optional[int] = None,
+    progress: Optional[_StepProgress] = None,
 ) -> npt.NDArray[np.floating]:
     """``F* d``: the exact adjoint of :func:`forward`, ``(nt,)`` from traces
-    ``(nt, receivers)``: ``<F m, d> = <m, F* d>`` to rounding."""
+    ``(nt, receivers)``: ``<F m, d> = <m, F* d>`` to rounding. ``progress`` as
+    :func:`forward`'s."""
 
 def gradient(
     velocity: npt.NDArray[np.floating],
@@ -273,11 +280,15 @@ def gradient(
     precision: _Precision = "f64",
     backend: Literal["serial", "rayon"] = "rayon",
     threads: Optional[int] = None,
+    progress: Optional[_StepProgress] = None,
 ) -> tuple[float, npt.NDArray[np.floating]]:
     """``(misfit, gradient)``: ``J = 1/2 sum ||F m - d_obs||^2`` over the shots
     (``observed`` ``(shots, nt, receivers)``) and its gradient with respect to the squared
     slowness [s^2/m^2] at every grid point; ``memory`` [bytes] bounds the stored forward
-    wavefield (binomial checkpoints, the same result bit for bit)."""
+    wavefield (binomial checkpoints, the same result bit for bit). ``progress(steps)`` is
+    called after every time step of every forward, adjoint and recomputed (checkpoint)
+    sweep of every shot (``shots * 2 * nt`` in all with full storage, more with
+    checkpoints); Ctrl-C, or an exception it raises, stops the call and is raised."""
 
 def migrate(
     velocity: npt.NDArray[np.floating],
@@ -297,6 +308,7 @@ def migrate(
     precision: _Precision = "f64",
     backend: Literal["serial", "rayon"] = "rayon",
     threads: Optional[int] = None,
+    progress: Optional[_StepProgress] = None,
 ) -> npt.NDArray[np.floating]:
     """The reverse-time-migrated image (the grid's shape), as ``ppwave migrate`` writes it
-    without ``--laplacian``."""
+    without ``--laplacian``. ``progress`` as :func:`gradient`'s."""

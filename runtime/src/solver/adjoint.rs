@@ -39,8 +39,9 @@
 //! fixed wavelet and its gradient with respect to the squared slowness `s = 1 / v²` at every
 //! grid point, with the forward wavefield stored in full: since `K = (dt/dh)² / s`,
 //! `∂J/∂s(x) = −v(x)² Σ_n q[n+1](x) kv2(x) (L p[n])(x)`, the exact derivative of the
-//! discrete misfit (`⟨g, δs⟩` is the plain sum over grid points). Memory grows with
-//! `nt × grid`; checkpointing is not implemented.
+//! discrete misfit (`⟨g, δs⟩` is the plain sum over grid points). Full storage takes
+//! `nt × grid` values; [`Storage::Checkpoints`] replays the forward run from binomial
+//! checkpoints within a memory budget, with the same result bit for bit.
 //!
 //! # What is refused
 //!
@@ -63,6 +64,8 @@ mod offgrid;
 pub use gradient::{Shot, Storage};
 pub use offgrid::{OffGridOperator, HICKS_KAISER_B, HICKS_RADIUS};
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// A host field of `D` dimensions.
 type HostFieldN<T, const D: usize> = ScalarField<MemSpaceHost, T, D>;
@@ -77,7 +80,8 @@ type Field<E, T, const D: usize> = ScalarField<<E as ExecutionSpace>::Memory, T,
 /// Traces are `nt × nrec` values, one row of `nrec` receivers per time step (the layout of
 /// [`Seismogram::data`](crate::receivers::Seismogram)); a wavelet is `nt` values.
 /// Host launches run with the config's [`numerics`](WaveConfig::numerics), as the
-/// simulator's do.
+/// simulator's do. A [monitor](WaveOperator::set_monitor) sees every time step of a call
+/// and may stop it.
 ///
 /// ```
 /// use ppstencil::solver::{Boundary, SourceMode, WaveOperator};
@@ -112,7 +116,13 @@ pub struct WaveOperator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     source: [usize; D],
     /// The receivers, in trace order.
     receivers: Vec<[usize; D]>,
+    /// Called with the call's step count after every time step; an error stops the call.
+    monitor: Option<Arc<Monitor>>,
 }
+
+/// A caller's watch over the time steps of a [`WaveOperator`]'s calls (see
+/// [`WaveOperator::set_monitor`]).
+type Monitor = dyn Fn(usize) -> Result<()> + Send + Sync;
 
 /// The misfit and its gradient from [`WaveOperator::misfit_gradient`].
 #[derive(Debug)]
@@ -206,7 +216,28 @@ where
             velocity: velocity.as_slice().to_vec(),
             source,
             receivers,
+            monitor: None,
         })
+    }
+
+    /// Installs `monitor`, called after every time step of every sweep a call of the
+    /// operator runs (forward, adjoint, and the forward steps a checkpointed gradient or
+    /// image runs again) with the number of steps that call has run so far, from 1. An
+    /// error it returns stops the call, which returns that error; a caller that stops a
+    /// call for its own reasons can return [`Error::Stopped`]. Replaces any monitor set
+    /// before; the results of calls it lets finish are unchanged.
+    pub fn set_monitor(&mut self, monitor: impl Fn(usize) -> Result<()> + Send + Sync + 'static) {
+        self.monitor = Some(Arc::new(monitor));
+    }
+
+    /// Counts one more time step of the current call in `done` and hands the count to the
+    /// monitor, whose error stops the call.
+    fn tick(&self, done: &AtomicUsize) -> Result<()> {
+        let k = done.fetch_add(1, Ordering::Relaxed) + 1;
+        match &self.monitor {
+            Some(monitor) => monitor(k),
+            None => Ok(()),
+        }
     }
 
     /// The configuration the operator was made with.
@@ -281,6 +312,17 @@ where
     pub fn adjoint_with(
         &self,
         traces: &[T],
+        hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()> + Send,
+    ) -> Result<Vec<T>> {
+        self.adjoint_at(traces, None, hook)
+    }
+
+    /// [`adjoint_with`](Self::adjoint_with) counting its steps in `done`, the step count of
+    /// the call it is part of (`None`: a count of its own).
+    fn adjoint_at(
+        &self,
+        traces: &[T],
+        done: Option<&AtomicUsize>,
         mut hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()> + Send,
     ) -> Result<Vec<T>> {
         let (nt, nrec) = (self.config.nt, self.receivers.len());
@@ -292,7 +334,7 @@ where
         let at: Vec<[usize; D]> = inside.iter().map(|&i| self.receivers[i]).collect();
         let value = |k: usize, j: usize| traces[(nt - 1 - k) * nrec + inside[j]];
         let mut reversed = vec![T::ZERO; nt];
-        let mut stepper = Stepper::new(self, Direction::Adjoint)?;
+        let mut stepper = Stepper::counting(self, Direction::Adjoint, done)?;
         self.sweep(
             &mut stepper,
             &at,
@@ -315,8 +357,9 @@ where
     /// One run of `nt` steps of `stepper` (from its current levels), with the host launches
     /// (the hook's included) under the config's [`numerics`](WaveConfig::numerics), as the
     /// simulator's: each step advances the field, adds `value(k, i)` at point `inject[i]`,
-    /// records the points `record` into row `k` of `out` and calls `hook(k, p)` with the new
-    /// level.
+    /// records the points `record` into row `k` of `out`, calls `hook(k, p)` with the new
+    /// level and then the monitor with the call's step count. Every step of every call runs
+    /// here or in a checkpointed replay, which reports its steps the same way.
     fn sweep(
         &self,
         stepper: &mut Stepper<'_, E, T, D>,
@@ -356,15 +399,26 @@ where
             stepper.step(inject, |i| value(k, i))?;
             sample(&stepper.p, flat, &mut out[k * n..(k + 1) * n], &mut scratch)?;
             hook(k, stepper)?;
+            self.tick(stepper.done())?;
         }
         self.space.synchronize()
     }
 }
 
+/// The step count of a call that a [`Stepper`] adds its steps to.
+enum Count<'a> {
+    /// The stepper's own: the call runs this stepper alone.
+    Own(AtomicUsize),
+    /// The call's, shared by its steppers (the forward and adjoint sweeps of a gradient).
+    Shared(&'a AtomicUsize),
+}
+
 /// The levels of a leapfrog run of a [`WaveOperator`] and the buffers one step needs:
-/// `p` the newest level, `pold` the one before.
+/// `p` the newest level, `pold` the one before; `count` the step count of the call the
+/// run belongs to.
 struct Stepper<'a, E: ExecutionSpace, T: Real, const D: usize> {
     op: &'a WaveOperator<E, T, D>,
+    count: Count<'a>,
     region: [Range<usize>; D],
     boxes: Vec<[Range<usize>; D]>,
     p: Field<E, T, D>,
@@ -378,8 +432,18 @@ impl<'a, E: ExecutionSpace, T: Real, const D: usize> Stepper<'a, E, T, D>
 where
     Dims<D>: WaveKernels<D>,
 {
-    /// Zero levels of `op` stepping in `direction`.
+    /// Zero levels of `op` stepping in `direction`, with a step count of their own.
     fn new(op: &'a WaveOperator<E, T, D>, direction: Direction) -> Result<Self> {
+        Self::counting(op, direction, None)
+    }
+
+    /// Zero levels of `op` stepping in `direction` that add their steps to `done`, the step
+    /// count of the call they belong to (`None`: a count of their own).
+    fn counting(
+        op: &'a WaveOperator<E, T, D>,
+        direction: Direction,
+        done: Option<&'a AtomicUsize>,
+    ) -> Result<Self> {
         let shape = op.shape;
         let r = op.config.radius();
         let kq = match direction {
@@ -392,6 +456,10 @@ where
         };
         Ok(Stepper {
             op,
+            count: match done {
+                Some(done) => Count::Shared(done),
+                None => Count::Own(AtomicUsize::new(0)),
+            },
             region: std::array::from_fn(|a| r..shape[a] - r),
             boxes,
             p: Field::<E, T, D>::zeros(shape)?,
@@ -399,6 +467,14 @@ where
             pnew: Field::<E, T, D>::zeros(shape)?,
             kq,
         })
+    }
+
+    /// The step count of the call the stepper belongs to.
+    fn done(&self) -> &AtomicUsize {
+        match &self.count {
+            Count::Own(done) => done,
+            Count::Shared(done) => done,
+        }
     }
 
     /// One step under the thread's numerics: the fused step or its transpose, `value(i)`

@@ -7,6 +7,7 @@ use crate::kernels::adjoint::{fd_adjoint_image_nd, fd_adjoint_step_nd};
 use crate::solver::dims::{Dims, WaveKernels};
 use crate::{Error, ExecutionSpace, Param, Real, Result};
 use std::collections::VecDeque;
+use std::sync::atomic::AtomicUsize;
 
 /// How the forward wavefield reaches the reverse sweep of a gradient or an image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +134,8 @@ where
                         self.stepper.step(&[self.source], |_| w)?;
                         self.current += 1;
                         self.book.recomputed += 1;
+                        // A step of the call like any sweep's: the monitor sees it.
+                        self.stepper.op.tick(self.stepper.done())?;
                     }
                 }
                 Action::Store(k) => self.book.store(k, &self.stepper, self.current)?,
@@ -297,7 +300,7 @@ where
     }
 
     /// The accumulation `condition` over `shots`, each shot's field summed on the host in
-    /// shot order.
+    /// shot order; the monitor sees the steps of all the shots' sweeps as one count.
     fn over_shots(
         &self,
         shots: &[Shot<'_, T, D>],
@@ -320,8 +323,9 @@ where
         let (mut misfit, mut traces, mut recomputed) = (0.0, Vec::new(), 0);
         // Full storage's fields, reused from shot to shot (allocated and touched once).
         let mut kept = Vec::new();
+        let done = AtomicUsize::new(0);
         for s in shots {
-            let (j, t, field, r) = self.one_shot(s, checkpoints, condition, &mut kept)?;
+            let (j, t, field, r) = self.one_shot(s, checkpoints, condition, &mut kept, &done)?;
             misfit += j;
             traces.extend_from_slice(&t);
             recomputed += r;
@@ -352,15 +356,18 @@ where
 
     /// One shot: its misfit, predicted traces, accumulated field (scaled by `−v²` for the
     /// gradient) and recomputed steps. Full storage keeps its levels in `kept`'s fields
-    /// (more allocated as needed) and leaves them there for the next shot.
+    /// (more allocated as needed) and leaves them there for the next shot. The steps count
+    /// in `done`, the call's step count.
     fn one_shot(
         &self,
         shot: &Shot<'_, T, D>,
         checkpoints: Option<usize>,
         condition: Condition,
         kept: &mut Vec<Field<E, T, D>>,
+        done: &AtomicUsize,
     ) -> Result<(f64, Vec<T>, HostFieldN<T, D>, usize)> {
-        let (traces, mut levels) = self.first_run(shot, checkpoints, std::mem::take(kept))?;
+        let taken = std::mem::take(kept);
+        let (traces, mut levels) = self.first_run(shot, checkpoints, taken, done)?;
         let mut misfit = 0.0f64;
         let adjoint_source: Vec<T> = traces
             .iter()
@@ -374,7 +381,7 @@ where
                 }
             })
             .collect();
-        let field = self.reverse(&adjoint_source, &mut levels, condition)?;
+        let field = self.reverse(&adjoint_source, &mut levels, condition, done)?;
         let recomputed = match levels {
             Levels::Full(fields) => {
                 *kept = fields;
@@ -386,16 +393,17 @@ where
     }
 
     /// The first forward run of `shot`, keeping the levels full storage (in the fields of
-    /// `kept`, more allocated as needed) or the schedule of `checkpoints` asks for: the
-    /// traces and the levels.
+    /// `kept`, more allocated as needed) or the schedule of `checkpoints` asks for, its
+    /// steps and those of the replay counted in `done`: the traces and the levels.
     fn first_run<'a>(
         &'a self,
         shot: &Shot<'a, T, D>,
         checkpoints: Option<usize>,
         mut kept: Vec<Field<E, T, D>>,
+        done: &'a AtomicUsize,
     ) -> Result<(Vec<T>, Levels<'a, E, T, D>)> {
         let nt = self.config.nt;
-        let mut stepper = Stepper::new(self, Direction::Forward)?;
+        let mut stepper = Stepper::counting(self, Direction::Forward, Some(done))?;
         match checkpoints {
             None => {
                 // p[1] ... p[nt-1]: the levels the imaging condition needs (p[0] = 0).
@@ -428,12 +436,14 @@ where
     }
 
     /// The reverse sweep from `adjoint_source` accumulating `condition` with the levels of
-    /// `levels`: the field on the host (`−v²` times it for the gradient).
+    /// `levels`, its steps counted in `done`: the field on the host (`−v²` times it for the
+    /// gradient).
     fn reverse(
         &self,
         adjoint_source: &[T],
         levels: &mut Levels<'_, E, T, D>,
         condition: Condition,
+        done: &AtomicUsize,
     ) -> Result<HostFieldN<T, D>> {
         let order = self.config.space_order;
         let mut g = Field::<E, T, D>::zeros(self.shape)?;
@@ -451,7 +461,7 @@ where
             }
         };
         // The hook's field at step n is q[n+1]; the step's matrix acts on p[n] (p[0] = 0).
-        self.adjoint_with(adjoint_source, |n, q| {
+        self.adjoint_at(adjoint_source, Some(done), |n, q| {
             if n == 0 {
                 return Ok(());
             }
