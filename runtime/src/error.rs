@@ -147,6 +147,13 @@ pub enum Error {
         /// Why the caller stopped it, e.g. `"interrupted (Ctrl-C)"`.
         reason: String,
     },
+    /// Another MPI rank of a computation shared over ranks failed (it reports its own
+    /// error); this rank stopped with it instead of waiting for its results.
+    #[error("rank {rank} failed (its error is reported there); this rank stopped with it")]
+    OtherRank {
+        /// The lowest rank that failed.
+        rank: usize,
+    },
     /// A generated kernel was launched with the wrong number of arguments (a bug in a
     /// hand-written launch; generated launch functions cannot cause it).
     #[error("kernel `{kernel}` was launched with the wrong number of {what}")]

@@ -200,6 +200,10 @@ fn shots_sum_in_order<E: ExecutionSpace + Clone>(space: E) {
     assert_eq!(all.misfit.to_bits(), misfit.to_bits());
     assert!(all.gradient.as_slice() == sum.as_slice());
     assert_eq!(all.traces.len(), 3 * observed.len());
+    // The forward runs alone give the same misfit as the gradient's first runs.
+    let alone = op.misfit_shots(&shots).expect("misfit");
+    assert!(alone > 0.0);
+    assert_eq!(alone.to_bits(), all.misfit.to_bits());
 }
 
 for_each_space!(checkpointed_gradient_is_bit_identical, shots_sum_in_order);

@@ -8,6 +8,7 @@
 //! after iteration NNNN; `model-0000.npy` the start), `model.png` (the last model) and
 //! `run.json` into --out (default `ppwave-invert`), all at once at the end.
 
+use crate::crew::Crew;
 use crate::figures::{self, field};
 use crate::output::OutputDir;
 use crate::survey::{self, Job, Survey, SurveyArgs};
@@ -84,6 +85,7 @@ struct Fwi<'a> {
     args: &'a InvertArgs,
     survey: &'a Survey,
     bounds: (f64, f64),
+    crew: &'a Crew,
 }
 
 impl Fwi<'_> {
@@ -110,16 +112,7 @@ impl Fwi<'_> {
         shots: &[Shot<'_, T>],
     ) -> anyhow::Result<f64> {
         let op = self.operator::<E, T>(space, v)?;
-        let mut j = 0.0;
-        for s in shots {
-            let pred = op.forward_from(s.source, s.wavelet)?;
-            j += pred
-                .iter()
-                .zip(s.observed)
-                .map(|(a, b)| 0.5 * (a.to_f64() - b.to_f64()).powi(2))
-                .sum::<f64>();
-        }
-        Ok(j)
+        Ok(self.crew.misfit(&op, shots)?)
     }
 
     /// `∂J/∂v` at `v`, zero in the absorbing layer, and the misfit at `v`.
@@ -131,7 +124,7 @@ impl Fwi<'_> {
     ) -> anyhow::Result<(Vec<f64>, f64)> {
         let c = &self.survey.plan.config;
         let op = self.operator::<E, T>(space, v)?;
-        let g = op.misfit_gradient_shots(shots, self.survey.storage)?;
+        let g = self.crew.gradient(&op, shots, self.survey.storage)?;
         let mut d: Vec<f64> = g
             .gradient
             .as_slice()
@@ -375,8 +368,10 @@ fn write_model_picture(dir: &mut OutputDir, survey: &Survey, r: &Inversion) -> a
     Ok(())
 }
 
-/// Runs `ppwave invert`: reads and checks everything, inverts, then writes misfit.json,
-/// the models, their picture and run.json into --out at once (nothing on any error).
+/// Runs `ppwave invert`: reads and checks everything, inverts (the shots over the ranks of
+/// `mpiexec`, see [`Crew`]: every rank takes the same steps), then writes misfit.json, the
+/// models, their picture and run.json into --out at once (nothing on any error; rank 0
+/// writes).
 pub fn invert(args: &InvertArgs) -> anyhow::Result<()> {
     let mut args = args.clone();
     if !(args.step.is_finite() && args.step > 0.0) {
@@ -395,12 +390,17 @@ pub fn invert(args: &InvertArgs) -> anyhow::Result<()> {
         .clone();
     let survey = survey::load("invert", &args.survey)?;
     let bounds = bounds(&args, &survey)?;
+    let crew = Crew::start()?;
     let job = Fwi {
         args: &args,
         survey: &survey,
         bounds,
+        crew: &crew,
     };
     let r = survey::dispatch(&survey.plan, job)?;
+    if !crew.writes() {
+        return Ok(());
+    }
     let inputs: Vec<(&str, &std::path::Path)> = survey
         .inputs
         .iter()
@@ -428,7 +428,7 @@ pub fn invert(args: &InvertArgs) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&misfit)? + "\n",
         )?)
     })?;
-    let record = serde_json::json!({"command": "invert", "config": survey.plan.options});
+    let record = serde_json::json!({"command": "invert", "ranks": crew.rank_and_size().1, "config": survey.plan.options});
     dir.write("run.json", |f| {
         Ok(std::fs::write(
             f,

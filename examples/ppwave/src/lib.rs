@@ -11,6 +11,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod cref;
+pub mod crew;
 pub mod dist;
 pub mod figures;
 pub mod gen;

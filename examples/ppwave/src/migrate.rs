@@ -6,6 +6,7 @@
 //! (default `ppwave-migrate`); with `--laplacian` the image is filtered by `−∇²` (which
 //! removes the low-wavenumber backscatter of the cross-correlation).
 
+use crate::crew::Crew;
 use crate::figures::{self, field};
 use crate::output::OutputDir;
 use crate::survey::{self, Job, Survey, SurveyArgs};
@@ -41,6 +42,7 @@ pub struct Migrated {
 struct Migration<'a> {
     survey: &'a Survey,
     memory: Option<&'a str>,
+    crew: &'a Crew,
 }
 
 impl Job for Migration<'_> {
@@ -62,7 +64,7 @@ impl Job for Migration<'_> {
                 observed: o,
             })
             .collect();
-        let r = op.image_shots(&shots, s.storage)?;
+        let r = self.crew.image(&op, &shots, s.storage)?;
         Ok(Migrated {
             image: r.gradient.as_slice().iter().map(|v| v.to_f64()).collect(),
             misfit: r.misfit,
@@ -86,11 +88,13 @@ pub fn negative_laplacian(a: &[f64], nz: usize, nx: usize, dh: f64) -> Vec<f64> 
     out
 }
 
-/// The image of the survey of `args` (filtered when asked), computed without writing.
-pub fn image(args: &MigrateArgs, survey: &Survey) -> anyhow::Result<Migrated> {
+/// The image of the survey of `args` (filtered when asked) over `crew`, computed without
+/// writing.
+pub fn image(args: &MigrateArgs, survey: &Survey, crew: &Crew) -> anyhow::Result<Migrated> {
     let job = Migration {
         survey,
         memory: args.survey.memory.as_deref(),
+        crew,
     };
     let mut m = survey::dispatch(&survey.plan, job)?;
     if args.laplacian {
@@ -100,8 +104,9 @@ pub fn image(args: &MigrateArgs, survey: &Survey) -> anyhow::Result<Migrated> {
     Ok(m)
 }
 
-/// Runs `ppwave migrate`: reads and checks everything, migrates, then writes the image,
-/// its picture and run.json into --out at once (nothing on any error).
+/// Runs `ppwave migrate`: reads and checks everything, migrates (over the ranks of
+/// `mpiexec`, see [`Crew`]), then writes the image, its picture and run.json into --out at
+/// once (nothing on any error; rank 0 writes).
 pub fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
     let mut args = args.clone();
     let replace = args.survey.run.overwrite || args.survey.run.out.is_none();
@@ -112,7 +117,11 @@ pub fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
         .get_or_insert_with(|| PathBuf::from("ppwave-migrate"))
         .clone();
     let survey = survey::load("migrate", &args.survey)?;
-    let m = image(&args, &survey)?;
+    let crew = Crew::start()?;
+    let m = image(&args, &survey, &crew)?;
+    if !crew.writes() {
+        return Ok(());
+    }
     let inputs: Vec<(&str, &std::path::Path)> = survey
         .inputs
         .iter()
@@ -142,6 +151,7 @@ pub fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
     dir.write("image.png", |f| figures::write(f, &fig))?;
     let record = serde_json::json!({
         "command": "migrate",
+        "ranks": crew.rank_and_size().1,
         "shots": survey.shots.iter().map(|s| [s.0, s.1]).collect::<Vec<_>>(),
         "laplacian": args.laplacian,
         "residual_misfit": m.misfit,

@@ -456,3 +456,104 @@ fn shots_over_groups_of_ranks_equal_one_process() {
     assert!(!border.join("shot-0001").exists(), "no shot ran");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `mpiexec -n P ppwave COMMAND ARGS`.
+fn mpiexec_command(p: usize, command: &str, args: &[&str]) -> Output {
+    Command::new("mpiexec")
+        .args(["-n", &p.to_string(), PPWAVE, command])
+        .args(args)
+        .output()
+        .expect("mpiexec runs (install an MPI: .ci/mpi-toolchain)")
+}
+
+#[test]
+fn migrate_and_invert_over_ranks_equal_one_process() {
+    let dir = std::env::temp_dir().join(format!("ppwave-mpi-fwi-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("shots.txt");
+    // Five shots: an uneven last batch on 2 and 3 ranks.
+    std::fs::write(&file, "8 10\n8 20\n8 30\n8 40\n31 25\n").unwrap();
+    let data = dir.join("data");
+    let geometry = [
+        "--nz",
+        "40",
+        "--nx",
+        "50",
+        "--nt",
+        "220",
+        "--dt",
+        "0.001",
+        "--dh",
+        "10",
+        "--fpeak",
+        "25",
+        "--absorb",
+        "6",
+        "--receivers",
+        "8:7:42:1",
+        "--backend",
+        "serial",
+        "--shots",
+        file.to_str().unwrap(),
+    ];
+    let o = Command::new(PPWAVE)
+        .arg("run")
+        .args(geometry)
+        .args([
+            "--boundary",
+            "sponge",
+            "--source-mode",
+            "add",
+            "--vmin",
+            "2000",
+        ])
+        .args(["--layer", "24:40:2600", "--out", data.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let model = [
+        "--vmin",
+        "2000",
+        "--layer",
+        "0:1:2000",
+        "--data",
+        data.to_str().unwrap(),
+    ];
+    for (command, extra, files) in [
+        ("migrate", vec!["--memory", "100K"], vec!["image.npy"]),
+        (
+            "invert",
+            vec!["--iterations", "2", "--step", "40"],
+            vec!["misfit.json", "model-0001.npy", "model-0002.npy"],
+        ),
+    ] {
+        let one = dir.join(format!("{command}-one"));
+        let o = Command::new(PPWAVE)
+            .arg(command)
+            .args(geometry)
+            .args(model)
+            .args(&extra)
+            .arg("--out")
+            .arg(&one)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{command}: {}", text(&o));
+        for p in [2, 3] {
+            let here = dir.join(format!("{command}-{p}"));
+            let mut a = geometry.to_vec();
+            a.extend(model);
+            a.extend(&extra);
+            a.extend(["--out", here.to_str().unwrap()]);
+            let o = mpiexec_command(p, command, &a);
+            assert_eq!(o.status.code(), Some(0), "{command} -n {p}: {}", text(&o));
+            for f in &files {
+                same_file(&one.join(f), &here.join(f));
+            }
+            let json: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(here.join("run.json")).unwrap()).unwrap();
+            assert_eq!(json["ranks"], p, "{command} -n {p}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -60,6 +60,9 @@ use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Resul
 mod checkpoint;
 mod gradient;
 mod offgrid;
+#[cfg(feature = "mpi")]
+mod ranks;
+mod shots;
 
 pub use gradient::{Shot, Storage};
 pub use offgrid::{OffGridOperator, HICKS_KAISER_B, HICKS_RADIUS};

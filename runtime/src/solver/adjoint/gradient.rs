@@ -2,6 +2,7 @@
 //! many, with the forward wavefield stored in full or replayed from binomial checkpoints.
 
 use super::checkpoint::{self, Action};
+use super::shots::{Part, ShotSum};
 use super::{check_len, Direction, Field, HostFieldN, MisfitGradient, Stepper, WaveOperator};
 use crate::kernels::adjoint::{fd_adjoint_image_nd, fd_adjoint_step_nd};
 use crate::solver::dims::{Dims, WaveKernels};
@@ -42,7 +43,7 @@ pub struct Shot<'a, T, const D: usize = 2> {
 
 /// What the reverse sweep accumulates.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Condition {
+pub(super) enum Condition {
     /// `g += kv2 q L p`: the misfit's gradient (scaled by `−v²` at the end).
     Gradient,
     /// `g += q p`: zero-lag cross-correlation of the source and receiver wavefields.
@@ -284,7 +285,7 @@ where
         shots: &[Shot<'_, T, D>],
         storage: Storage,
     ) -> Result<MisfitGradient<T, D>> {
-        self.over_shots(shots, storage, Condition::Gradient)
+        self.over_shots(shots, storage, Some(Condition::Gradient))
     }
 
     /// The reverse-time-migrated image of `shots` at every grid point: for each shot, the
@@ -296,17 +297,42 @@ where
         shots: &[Shot<'_, T, D>],
         storage: Storage,
     ) -> Result<MisfitGradient<T, D>> {
-        self.over_shots(shots, storage, Condition::Image)
+        self.over_shots(shots, storage, Some(Condition::Image))
     }
 
-    /// The accumulation `condition` over `shots`, each shot's field summed on the host in
-    /// shot order; the monitor sees the steps of all the shots' sweeps as one count.
+    /// The misfit `½ ‖F m − d_obs‖²` of `shots` (forward runs only), summed in their order
+    /// in f64: what a line search needs between gradients.
+    pub fn misfit_shots(&self, shots: &[Shot<'_, T, D>]) -> Result<f64> {
+        Ok(self.over_shots(shots, Storage::Full, None)?.misfit)
+    }
+
+    /// The accumulation `condition` over `shots` (`None`: the misfit alone), each shot's
+    /// field summed on the host in shot order; the monitor sees the steps of all the shots'
+    /// sweeps as one count.
     fn over_shots(
         &self,
         shots: &[Shot<'_, T, D>],
         storage: Storage,
-        condition: Condition,
+        condition: Option<Condition>,
     ) -> Result<MisfitGradient<T, D>> {
+        let checkpoints = self.check_shots(shots, storage)?;
+        let mut sum = ShotSum::new(self.shape)?;
+        // Full storage's fields, reused from shot to shot (allocated and touched once).
+        let mut kept = Vec::new();
+        let done = AtomicUsize::new(0);
+        for s in shots {
+            sum.add(&self.one_shot(s, checkpoints, condition, &mut kept, &done)?);
+        }
+        Ok(sum.finish(checkpoints))
+    }
+
+    /// Checks every shot of `shots` (source on the grid, `nt` wavelet values, `nt × nrec`
+    /// observed values) and returns the checkpoints `storage` gives.
+    pub(super) fn check_shots(
+        &self,
+        shots: &[Shot<'_, T, D>],
+        storage: Storage,
+    ) -> Result<Option<usize>> {
         let checkpoints = self.checkpoints_for(storage)?;
         let (nt, nrec) = (self.config.nt, self.receivers.len());
         for (i, s) in shots.iter().enumerate() {
@@ -319,27 +345,7 @@ where
                 "nt x receivers",
             )?;
         }
-        let mut total = HostFieldN::<T, D>::zeros(self.shape)?;
-        let (mut misfit, mut traces, mut recomputed) = (0.0, Vec::new(), 0);
-        // Full storage's fields, reused from shot to shot (allocated and touched once).
-        let mut kept = Vec::new();
-        let done = AtomicUsize::new(0);
-        for s in shots {
-            let (j, t, field, r) = self.one_shot(s, checkpoints, condition, &mut kept, &done)?;
-            misfit += j;
-            traces.extend_from_slice(&t);
-            recomputed += r;
-            for (a, &b) in total.as_mut_slice().iter_mut().zip(field.as_slice()) {
-                *a = *a + b;
-            }
-        }
-        Ok(MisfitGradient {
-            misfit,
-            traces,
-            gradient: total,
-            recomputed_steps: recomputed,
-            checkpoints,
-        })
+        Ok(checkpoints)
     }
 
     /// An error unless shot `i`'s source lies on the grid.
@@ -354,31 +360,43 @@ where
         ))
     }
 
-    /// One shot: its misfit, predicted traces, accumulated field (scaled by `−v²` for the
-    /// gradient) and recomputed steps. Full storage keeps its levels in `kept`'s fields
-    /// (more allocated as needed) and leaves them there for the next shot. The steps count
-    /// in `done`, the call's step count.
-    fn one_shot(
+    /// One shot's [`Part`] (its field scaled by `−v²` for the gradient; none when
+    /// `condition` is `None`: the forward run alone). Full storage keeps its levels in
+    /// `kept`'s fields (more allocated as needed) and leaves them there for the next shot.
+    /// The steps count in `done`, the call's step count.
+    pub(super) fn one_shot(
         &self,
         shot: &Shot<'_, T, D>,
         checkpoints: Option<usize>,
-        condition: Condition,
+        condition: Option<Condition>,
         kept: &mut Vec<Field<E, T, D>>,
         done: &AtomicUsize,
-    ) -> Result<(f64, Vec<T>, HostFieldN<T, D>, usize)> {
+    ) -> Result<Part<T, D>> {
+        let half_squares = |traces: &[T]| {
+            let r = traces
+                .iter()
+                .zip(shot.observed)
+                .map(|(&a, &b)| (a - b).to_f64());
+            r.fold(0.0f64, |j, r| j + 0.5 * r * r)
+        };
+        let Some(condition) = condition else {
+            let mut stepper = Stepper::counting(self, Direction::Forward, Some(done))?;
+            let traces = self.forward_at(&mut stepper, shot.source, shot.wavelet, |_, _| Ok(()))?;
+            return Ok(Part {
+                misfit: half_squares(&traces),
+                traces,
+                field: None,
+                recomputed: 0,
+            });
+        };
         let taken = std::mem::take(kept);
         let (traces, mut levels) = self.first_run(shot, checkpoints, taken, done)?;
-        let mut misfit = 0.0f64;
         let adjoint_source: Vec<T> = traces
             .iter()
             .zip(shot.observed)
-            .map(|(&a, &b)| {
-                let r = a - b;
-                misfit += 0.5 * r.to_f64() * r.to_f64();
-                match condition {
-                    Condition::Gradient => r,
-                    Condition::Image => b - a,
-                }
+            .map(|(&a, &b)| match condition {
+                Condition::Gradient => a - b,
+                Condition::Image => b - a,
             })
             .collect();
         let field = self.reverse(&adjoint_source, &mut levels, condition, done)?;
@@ -389,7 +407,12 @@ where
             }
             Levels::Replay(r) => r.book.recomputed,
         };
-        Ok((misfit, traces, field, recomputed))
+        Ok(Part {
+            misfit: half_squares(&traces),
+            traces,
+            field: Some(field),
+            recomputed,
+        })
     }
 
     /// The first forward run of `shot`, keeping the levels full storage (in the fields of
