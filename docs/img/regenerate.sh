@@ -36,20 +36,25 @@ cp "$tmp/paper/wavefield.png" $img/wavefield_paper.png
 # The roofline: bandwidth and compute roofs measured in the same run, every kernel labelled.
 $ppwave bench --nz 2048 --nx 2048 --repeat 5 --backend serial,rayon,c --plot $img/roofline.png
 
-# Reverse-time migration: seven shots over a dipping interface (2000 over 2800 m/s, written
-# as .npy by the standard library's struct), migrated in the constant 2000 m/s model with the
-# Laplacian filter. The true model (velocity.png of the recording run) and the image.
-python3 - "$tmp/dip.npy" <<'PY'
-import struct, sys
-nz, nx = 140, 240
-rows = [[2800.0 if z >= 60 + 40 * x / (nx - 1) else 2000.0 for x in range(nx)] for z in range(nz)]
+# write_npy FILE NZ NX EXPR: an NZ x NX float64 .npy whose value at (z, x) is the Python
+# expression EXPR (math imported), with the standard library's struct only.
+write_npy() {
+    python3 - "$@" <<'PY'
+import math, struct, sys
+path, nz, nx, expr = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 head = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (nz, nx)
 head += " " * (63 - (10 + len(head)) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
+with open(path, "wb") as f:
     f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
-    for r in rows:
-        f.write(struct.pack("<%dd" % nx, *r))
+    for z in range(nz):
+        f.write(struct.pack("<%dd" % nx, *(eval(expr, {"math": math, "z": z, "x": x, "nx": nx})
+                                           for x in range(nx))))
 PY
+}
+
+# Reverse-time migration: seven shots over a dipping interface (2000 over 2800 m/s),
+# migrated in the constant 2000 m/s model with the Laplacian filter. The true model (velocity.png of the recording run) and the image.
+write_npy "$tmp/dip.npy" 140 240 "2800.0 if z >= 60 + 40 * x / (nx - 1) else 2000.0"
 for x in 40 66 93 120 147 174 200; do echo "22 $x"; done > "$tmp/dip-shots.txt"
 rtm=(--nz 140 --nx 240 --nt 1300 --dt 0.001 --dh 10 --fpeak 15 --absorb 20 --boundary sponge
      --source-mode add --receivers 22:22:218:2)
@@ -65,18 +70,7 @@ cp "$tmp/dip-image/image.png" $img/rtm_image.png
 
 # Full-waveform inversion: a +150 m/s Gaussian anomaly (sigma 60 m) in 2000 m/s, eight shots
 # and two receiver lines above and below it, 20 iterations of L-BFGS from the constant model.
-python3 - "$tmp/blob.npy" <<'PY'
-import math, struct, sys
-nz, nx = 80, 88
-rows = [[2000.0 + 150.0 * math.exp(-((z - 40) ** 2 + (x - 44) ** 2) / 72.0) for x in range(nx)]
-        for z in range(nz)]
-head = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (nz, nx)
-head += " " * (63 - (10 + len(head)) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
-    for r in rows:
-        f.write(struct.pack("<%dd" % nx, *r))
-PY
+write_npy "$tmp/blob.npy" 80 88 "2000.0 + 150.0 * math.exp(-((z - 40) ** 2 + (x - 44) ** 2) / 72.0)"
 for z in 12 68; do for x in 16 34 54 72; do echo "$z $x"; done; done > "$tmp/blob-shots.txt"
 fwi=(--nz 80 --nx 88 --nt 520 --dt 0.001 --dh 10 --fpeak 25 --absorb 10 --boundary sponge
      --source-mode add --receivers 12:12:76:2 --receivers 68:12:76:2 --precision f64)

@@ -325,7 +325,6 @@ mod with_mpi {
     fn run_json<T: Real, const D: usize>(plan: &Plan, what: &Distributed) -> serde_json::Value {
         let (config, o, stats) = (&plan.config, &plan.options, what.stats);
         serde_json::json!({
-            "program": "ppwave",
             "ppstencil_version": ppstencil::VERSION,
             "config": o,
             "backend": o.backend().name(),

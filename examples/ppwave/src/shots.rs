@@ -340,7 +340,6 @@ fn run_all<T: Real>(plan: &Plan, shots: &[(usize, usize)]) -> anyhow::Result<Run
         )?)
     })?;
     let run = serde_json::json!({
-        "program": "ppwave",
         "ppstencil_version": ppstencil::VERSION,
         "config": o,
         "backend": o.backend().name(),

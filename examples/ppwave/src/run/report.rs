@@ -40,7 +40,6 @@ pub struct Outcome<'a> {
 pub fn run_json(plan: &Plan, outcome: &Outcome) -> serde_json::Value {
     let (config, o) = (&plan.config, &plan.options);
     serde_json::json!({
-        "program": "ppwave",
         "ppstencil_version": ppstencil::VERSION,
         "config": o,
         "backend": o.backend().name(),
