@@ -27,18 +27,27 @@
 //! q[n] = D (2 q[n+1] - q[n+2] + L (K q[n+1]) + R* d[n-1]) + D eta q[n+2],    m*[n-1] = S* q[n]
 //! ```
 //!
-//! So the adjoint run is the forward run with the kernel `fd_adjoint_step_<N>` (`L K`, from
-//! [`crate::kernels::adjoint`]) in place of `fd_step_<N>` (`K L`), the receivers' traces
-//! injected in reverse time order with the same additive source kernel, the same
-//! `fd_absorb`, and the source point recorded. Receivers within the rigid border record 0
-//! in the forward run; their traces are not injected.
+//! That is a leapfrog step with `L K` in place of `K L`. `K`, `D` and `eta` are diagonal, so
+//! multiplying the recursion by `K` turns it into the forward step itself for the scaled
+//! field `s = K q`:
+//!
+//! ```text
+//! s[n] = D (2 s[n+1] - s[n+2] + K L s[n+1] + K R* d[n-1]) + D eta s[n+2],    m*[n-1] = S* K⁻¹ s[n]
+//! ```
+//!
+//! So the adjoint run is the forward run (`fd_step_<N>` and `fd_absorb`, the same kernels
+//! on every backend) on `s`: the receivers' traces, times `kv2` at each receiver, injected
+//! in reverse time order with the same additive source kernel, and `s / kv2` recorded at
+//! the source point. Receivers within the rigid border record 0 in the forward run; their
+//! traces are not injected.
 //!
 //! # The gradient
 //!
 //! [`misfit_gradient`](WaveOperator::misfit_gradient) returns `J = ½ ‖F m − d_obs‖²` for a
 //! fixed wavelet and its gradient with respect to the squared slowness `s = 1 / v²` at every
 //! grid point, with the forward wavefield stored in full: since `K = (dt/dh)² / s`,
-//! `∂J/∂s(x) = −v(x)² Σ_n q[n+1](x) kv2(x) (L p[n])(x)`, the exact derivative of the
+//! `∂J/∂s(x) = −v(x)² Σ_n q[n+1](x) kv2(x) (L p[n])(x) = −v(x)² Σ_n s[n+1](x) (L p[n])(x)`
+//! (the kernel `fd_adjoint_grad_<N>`), the exact derivative of the
 //! discrete misfit (`⟨g, δs⟩` is the plain sum over grid points). Full storage takes
 //! `nt × grid` values; [`Storage::Checkpoints`] replays the forward run from binomial
 //! checkpoints within a memory budget, with the same result bit for bit.
@@ -54,7 +63,7 @@ use super::config::{Boundary, SourceMode, StepKernels, WaveConfig};
 use super::dims::{trailing, Dims, WaveKernels};
 use super::pml::layer_boxes;
 use super::simulator::sponge_eta;
-use crate::kernels::adjoint::{fd_adjoint_kq_nd, fd_adjoint_step_nd};
+use crate::kernels::adjoint::fd_scale_nd;
 use crate::launch::launch_in_region;
 use crate::{Error, ExecutionSpace, MemSpaceHost, MemorySpace, Param, Real, Result, ScalarField};
 mod checkpoint;
@@ -111,6 +120,11 @@ pub struct WaveOperator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     shape: [usize; D],
     /// `(dt/dh)² v²` in the space.
     kv2: Field<E, T, D>,
+    /// `kv2` on the host (row-major values): the scale of the adjoint's injected and
+    /// recorded values.
+    kv2_host: Vec<T>,
+    /// `1 / kv2` in the space: turns the scaled adjoint field `s` back into `q`.
+    inv_kv2: Field<E, T, D>,
     /// The sponge's damping `eta` in the space, when there is a sponge.
     eta: Option<Field<E, T, D>>,
     /// The velocity model on the host (row-major values).
@@ -147,9 +161,10 @@ pub struct MisfitGradient<T: Real, const D: usize = 2> {
 /// Which time step a sweep runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
-    /// `K L`: the forward step (`fd_step_<N>`).
+    /// The forward step `K L` on `p`.
     Forward,
-    /// `L K`: its transpose (`fd_adjoint_step_<N>`).
+    /// Its transpose `L K` on `q`, run as the forward step on `s = K q`: the values
+    /// injected are scaled by `kv2`, those recorded divided by it.
     Adjoint,
 }
 
@@ -202,6 +217,10 @@ where
         let mut kv2 = Field::<E, T, D>::zeros(shape)?;
         let dtdh2 = T::lit((c.dt / c.dh) * (c.dt / c.dh));
         Dims::<D>::kv2(&space, &mut kv2, &v, dtdh2)?;
+        let kv2_host = kv2.to_host()?.as_slice().to_vec();
+        let inv: Vec<T> = kv2_host.iter().map(|&k| T::lit(1.0) / k).collect();
+        let mut inv_kv2 = Field::<E, T, D>::zeros(shape)?;
+        inv_kv2.copy_from_host(&inv)?;
         let eta = match c.layer() {
             Some(Boundary::Sponge) => Some(Field::<E, T, D>::from_host(&sponge_eta(
                 c, velocity, shape,
@@ -215,6 +234,8 @@ where
             config,
             shape,
             kv2,
+            kv2_host,
+            inv_kv2,
             eta,
             velocity: velocity.as_slice().to_vec(),
             source,
@@ -315,13 +336,18 @@ where
     pub fn adjoint_with(
         &self,
         traces: &[T],
-        hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()> + Send,
+        mut hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()> + Send,
     ) -> Result<Vec<T>> {
-        self.adjoint_at(traces, None, hook)
+        let mut q = Field::<E, T, D>::zeros(self.shape)?;
+        self.adjoint_at(traces, None, |n, s| {
+            fd_scale_nd(&self.space, &mut q, s, &self.inv_kv2)?;
+            hook(n, &q)
+        })
     }
 
-    /// [`adjoint_with`](Self::adjoint_with) counting its steps in `done`, the step count of
-    /// the call it is part of (`None`: a count of its own).
+    /// The adjoint run of [`adjoint_with`](Self::adjoint_with), handing `hook(n, s)` the
+    /// scaled field `s = kv2 q` and counting its steps in `done`, the step count of the call
+    /// it is part of (`None`: a count of its own).
     fn adjoint_at(
         &self,
         traces: &[T],
@@ -373,16 +399,29 @@ where
         hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()> + Send,
     ) -> Result<()> {
         let shape = self.shape;
-        let flat: Vec<usize> = record
-            .iter()
-            .map(|&at| (0..D).fold(0, |k, a| k * shape[a] + at[a]))
-            .collect();
+        let index = |at: &[usize; D]| (0..D).fold(0, |k, a| k * shape[a] + at[a]);
+        let flat: Vec<usize> = record.iter().map(index).collect();
+        // The adjoint runs on s = kv2 q: values in are scaled by kv2, values out divided by
+        // it (a scale of 1, exact, for the forward run).
+        let scale = |at: &[usize; D]| match stepper.direction {
+            Direction::Forward => T::lit(1.0),
+            Direction::Adjoint => self.kv2_host[index(at)],
+        };
+        let gain: Vec<T> = inject.iter().map(scale).collect();
+        let loss: Vec<T> = record.iter().map(scale).collect();
+        let value = |k: usize, i: usize| value(k, i) * gain[i];
         // Under `install`, as the simulator's runs: the pool stays awake between the step's
         // many small launches instead of falling asleep and waking at each.
         crate::with_numerics(self.config.numerics, || {
             self.space
                 .install(|| self.sweep_steps(stepper, inject, &value, &flat, out, hook))
-        })
+        })?;
+        for row in out.chunks_mut(loss.len().max(1)) {
+            for (o, &l) in row.iter_mut().zip(&loss) {
+                *o = *o / l;
+            }
+        }
+        Ok(())
     }
 
     /// The loop of [`sweep`](Self::sweep): `nt` steps, each sampled at the flat indices
@@ -427,8 +466,8 @@ struct Stepper<'a, E: ExecutionSpace, T: Real, const D: usize> {
     p: Field<E, T, D>,
     pold: Field<E, T, D>,
     pnew: Field<E, T, D>,
-    /// `kv2 q` of the adjoint step; `None` for the forward step.
-    kq: Option<Field<E, T, D>>,
+    /// Forward on `p`, or adjoint on `s = kv2 q`: the scale of the values in and out.
+    direction: Direction,
 }
 
 impl<'a, E: ExecutionSpace, T: Real, const D: usize> Stepper<'a, E, T, D>
@@ -449,10 +488,6 @@ where
     ) -> Result<Self> {
         let shape = op.shape;
         let r = op.config.radius();
-        let kq = match direction {
-            Direction::Adjoint => Some(Field::<E, T, D>::zeros(shape)?),
-            Direction::Forward => None,
-        };
         let boxes = match op.eta {
             Some(_) => layer_boxes(shape, op.config.absorb, 0),
             None => Vec::new(),
@@ -468,7 +503,7 @@ where
             p: Field::<E, T, D>::zeros(shape)?,
             pold: Field::<E, T, D>::zeros(shape)?,
             pnew: Field::<E, T, D>::zeros(shape)?,
-            kq,
+            direction,
         })
     }
 
@@ -480,26 +515,20 @@ where
         }
     }
 
-    /// One step under the thread's numerics: the fused step or its transpose, `value(i)`
-    /// added at `inject[i]`, the sponge's damping, then the levels rotate.
+    /// One step under the thread's numerics: the fused step, `value(i)` added at
+    /// `inject[i]`, the sponge's damping, then the levels rotate.
     fn step(&mut self, inject: &[[usize; D]], value: impl Fn(usize) -> T) -> Result<()> {
         let op = self.op;
         let (space, order) = (&op.space, op.config.space_order);
-        match self.kq.as_mut() {
-            None => Dims::<D>::fused_step_in(
-                space,
-                order,
-                self.region.clone(),
-                &mut self.pnew,
-                &self.p,
-                &self.pold,
-                &op.kv2,
-            )?,
-            Some(kq) => {
-                fd_adjoint_kq_nd(space, kq, &self.p, &op.kv2)?;
-                fd_adjoint_step_nd(space, order, &mut self.pnew, &self.p, &self.pold, kq)?;
-            }
-        }
+        Dims::<D>::fused_step_in(
+            space,
+            order,
+            self.region.clone(),
+            &mut self.pnew,
+            &self.p,
+            &self.pold,
+            &op.kv2,
+        )?;
         for (i, &at) in inject.iter().enumerate() {
             Dims::<D>::add_source(space, &mut self.pnew, value(i), at)?;
         }

@@ -4,7 +4,7 @@
 use super::checkpoint::{self, Action};
 use super::shots::{Part, ShotSum};
 use super::{check_len, Direction, Field, HostFieldN, MisfitGradient, Stepper, WaveOperator};
-use crate::kernels::adjoint::{fd_adjoint_image_nd, fd_adjoint_step_nd};
+use crate::kernels::adjoint::{fd_adjoint_grad_nd, fd_adjoint_image_nd, fd_copy_nd};
 use crate::solver::dims::{Dims, WaveKernels};
 use crate::{Error, ExecutionSpace, Param, Real, Result};
 use std::collections::VecDeque;
@@ -104,8 +104,8 @@ where
     /// Copies the stepper's levels (state `state`) into slot `k`.
     fn store(&mut self, k: usize, stepper: &Stepper<'_, E, T, D>, state: usize) -> Result<()> {
         let (p, pold, at) = &mut self.slots[k];
-        p.copy_from(&stepper.p)?;
-        pold.copy_from(&stepper.pold)?;
+        fd_copy_nd(&stepper.op.space, p, &stepper.p)?;
+        fd_copy_nd(&stepper.op.space, pold, &stepper.pold)?;
         *at = state;
         Ok(())
     }
@@ -162,8 +162,9 @@ where
         match k {
             Some(k) => {
                 let (p, pold, at) = &self.book.slots[k];
-                self.stepper.p.copy_from(p)?;
-                self.stepper.pold.copy_from(pold)?;
+                let space = &self.stepper.op.space;
+                fd_copy_nd(space, &mut self.stepper.p, p)?;
+                fd_copy_nd(space, &mut self.stepper.pold, pold)?;
                 self.current = *at;
             }
             None => {
@@ -435,7 +436,7 @@ where
                         if n == kept.len() {
                             kept.push(Field::<E, T, D>::zeros(self.shape)?);
                         }
-                        kept[n].copy_from(&s.p)?;
+                        fd_copy_nd(&self.space, &mut kept[n], &s.p)?;
                     }
                     Ok(())
                 })?;
@@ -459,8 +460,8 @@ where
     }
 
     /// The reverse sweep from `adjoint_source` accumulating `condition` with the levels of
-    /// `levels`, its steps counted in `done`: the field on the host (`−v²` times it for the
-    /// gradient).
+    /// `levels`, its steps counted in `done`: the field on the host (`−v²` times the sum for
+    /// the gradient, the sum divided by `kv2` for the image).
     fn reverse(
         &self,
         adjoint_source: &[T],
@@ -470,21 +471,9 @@ where
     ) -> Result<HostFieldN<T, D>> {
         let order = self.config.space_order;
         let mut g = Field::<E, T, D>::zeros(self.shape)?;
-        let (zero, mut lap, ones) = match condition {
-            Condition::Gradient => (
-                Some(Field::<E, T, D>::zeros(self.shape)?),
-                Some(Field::<E, T, D>::zeros(self.shape)?),
-                None,
-            ),
-            Condition::Image => {
-                let ones = vec![T::lit(1.0); g.len()];
-                let mut f = Field::<E, T, D>::zeros(self.shape)?;
-                f.copy_from_host(&ones)?;
-                (None, None, Some(f))
-            }
-        };
-        // The hook's field at step n is q[n+1]; the step's matrix acts on p[n] (p[0] = 0).
-        self.adjoint_at(adjoint_source, Some(done), |n, q| {
+        // The hook's field at step n is s[n+1] = kv2 q[n+1]; the step's matrix acts on p[n]
+        // (p[0] = 0).
+        self.adjoint_at(adjoint_source, Some(done), |n, s| {
             if n == 0 {
                 return Ok(());
             }
@@ -492,21 +481,26 @@ where
                 Levels::Full(kept) => &kept[n - 1],
                 Levels::Replay(replay) => replay.level(n)?,
             };
-            match (&zero, lap.as_mut(), &ones) {
-                (Some(zero), Some(lap), _) => {
-                    // L p[n] (the adjoint step with q = qold = 0 is exactly L r).
-                    fd_adjoint_step_nd(&self.space, order, lap, zero, zero, p)?;
-                    fd_adjoint_image_nd(&self.space, &mut g, q, lap, &self.kv2)
-                }
-                (_, _, Some(ones)) => fd_adjoint_image_nd(&self.space, &mut g, q, p, ones),
-                _ => Ok(()),
+            match condition {
+                // g += kv2 q L p[n] = s L p[n].
+                Condition::Gradient => fd_adjoint_grad_nd(&self.space, order, &mut g, s, p),
+                // g += s p[n]; Σ q p = Σ s p / kv2, divided out below.
+                Condition::Image => fd_adjoint_image_nd(&self.space, &mut g, s, p),
             }
         })?;
         let mut field = g.to_host()?;
-        if condition == Condition::Gradient {
-            // ∂K/∂s = −K v²: the factor kv2 is in the image, −v² here.
-            for (gi, &v) in field.as_mut_slice().iter_mut().zip(&self.velocity) {
-                *gi = -(*gi * v * v);
+        let values = field.as_mut_slice();
+        match condition {
+            // ∂K/∂s = −K v²: the factor kv2 is in s, −v² here.
+            Condition::Gradient => {
+                for (gi, &v) in values.iter_mut().zip(&self.velocity) {
+                    *gi = -(*gi * v * v);
+                }
+            }
+            Condition::Image => {
+                for (gi, &k) in values.iter_mut().zip(&self.kv2_host) {
+                    *gi = *gi / k;
+                }
             }
         }
         Ok(field)
