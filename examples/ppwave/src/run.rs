@@ -242,6 +242,7 @@ where
         names,
         blocking: sim.blocking(),
         tuner: sim.band_tuner(),
+        pacer: sim.pacer(),
     };
     finish::<D>(out, plan, &outcome)
 }

@@ -11,6 +11,7 @@
 
 mod cache;
 mod numerics;
+mod pacing;
 pub(crate) mod rows;
 mod simd;
 
@@ -18,6 +19,7 @@ pub use cache::{
     cache_sizes, llc_from_env, CacheSizes, LlcSource, LLC_ENV, MAX_LLC_PER_CPU, TYPICAL_LLC,
 };
 pub use numerics::{numerics, with_numerics, Arithmetic, Numerics, Subnormals};
+pub use pacing::{pacing_from_env, Pacer, Pacing, PACING_ENV};
 pub use simd::{fma_available, simd, simd_for, vectorized, Simd, SIMD_ENV};
 
 use crate::geometry::{Region, Window};
@@ -77,6 +79,22 @@ pub trait ExecutionSpace: Send + Sync + 'static {
     /// loop (`solver::blocking`) runs its sweeps here.
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         f()
+    }
+
+    /// The host threads this space's launches keep busy (1 but for [`Rayon`]).
+    fn host_threads(&self) -> usize {
+        1
+    }
+
+    /// The same space on one thread fewer, with the same results bit for bit: what a run
+    /// falls back to while other programs want the cores ([`Pacer`]). `None` (the default)
+    /// where there is nothing to narrow; for [`Rayon`], its launches on the calling thread
+    /// alone (a pool of two) or a pool of one thread fewer.
+    fn narrowed(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
     }
 }
 
@@ -192,6 +210,8 @@ impl ExecutionSpace for Serial {
 pub struct Rayon {
     pool: Option<Arc<rayon::ThreadPool>>,
     chunk_rows: Option<usize>,
+    /// Every launch on the calling thread, as [`Serial`] runs it ([`ExecutionSpace::narrowed`]).
+    solo: bool,
 }
 
 impl Rayon {
@@ -229,6 +249,7 @@ impl Rayon {
         Ok(Rayon {
             pool: Some(Arc::new(pool)),
             chunk_rows: None,
+            solo: false,
         })
     }
 
@@ -254,6 +275,9 @@ impl Rayon {
 
     /// Number of threads kernels run on.
     pub fn threads(&self) -> usize {
+        if self.solo {
+            return 1;
+        }
         match &self.pool {
             Some(p) => p.current_num_threads(),
             None => rayon::current_num_threads(),
@@ -311,6 +335,9 @@ impl ExecutionSpace for Rayon {
     /// # Ok::<(), ppstencil::Error>(())
     /// ```
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        if self.solo {
+            return f();
+        }
         let n = numerics();
         let f = move || with_numerics(n, f);
         match &self.pool {
@@ -320,6 +347,9 @@ impl ExecutionSpace for Rayon {
     }
 
     fn launch_group<T: Real>(&self, group: Group<'_, Self, T>) -> Result<()> {
+        if self.solo {
+            return group.in_turn(self);
+        }
         let size = std::mem::size_of::<T>();
         self.in_pool(|| {
             let chunk = |grid: &Region, fields| self.rows_per_task(grid, fields, size);
@@ -338,7 +368,29 @@ impl ExecutionSpace for Rayon {
         let fields = outs.len() + ins.len();
         let chunk = self.rows_per_task(grid, fields, std::mem::size_of::<T>());
         let (mut o, i) = host_views(outs, ins);
+        if self.solo {
+            return S::serial(grid, wins, &mut o, &i, reals);
+        }
         self.in_pool(|| S::rayon(grid, wins, &mut o, &i, reals, chunk))
+    }
+
+    fn host_threads(&self) -> usize {
+        self.threads()
+    }
+
+    fn narrowed(&self) -> Option<Self> {
+        match self.threads() {
+            0 | 1 => None,
+            2 => Some(Rayon {
+                solo: true,
+                ..self.clone()
+            }),
+            n => {
+                let mut narrow = Rayon::with_threads(n - 1).ok()?;
+                narrow.chunk_rows = self.chunk_rows;
+                Some(narrow)
+            }
+        }
     }
 }
 
@@ -370,6 +422,21 @@ pub(crate) mod tests {
         );
         assert!(rows < 4092 / 2, "{rows}");
         assert_eq!(r.clone().chunk_rows(3).rows_per_task(&g, 4, 4), 3);
+    }
+
+    /// A pool narrows to one thread fewer: a pool of two to its caller's thread alone (no
+    /// pool of its own), a pool of three to one of two; one thread and `Serial` do not narrow.
+    #[test]
+    fn a_pool_narrows_to_one_thread_fewer() {
+        let two = Rayon::with_threads(2).unwrap().chunk_rows(5);
+        let solo = two.narrowed().expect("two threads narrow");
+        assert!(solo.solo && solo.threads() == 1 && solo.host_threads() == 1);
+        assert_eq!(solo.chunk_rows, Some(5));
+        assert_eq!(solo.install(|| rayon::current_thread_index()), None);
+        let three = Rayon::with_threads(3).unwrap().narrowed().expect("three narrow");
+        assert!(!three.solo && three.threads() == 2);
+        assert!(Rayon::with_threads(1).unwrap().narrowed().is_none());
+        assert!(Serial.narrowed().is_none() && Serial.host_threads() == 1);
     }
 
     /// Inside `install` the pool runs work on every thread: the first half of a join waits

@@ -15,6 +15,7 @@ use crate::{Error, ExecutionSpace, MemSpaceHost, Param, Real, Result, ScalarFiel
 use std::time::{Duration, Instant};
 
 mod blocked;
+mod paced;
 mod settings;
 mod step_parts;
 
@@ -141,6 +142,9 @@ pub struct WaveSimulator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     blocking: Option<Blocking>,
     /// The band of the last prepared run's `auto` blocking, chosen by timing (`tuning.rs`).
     tuner: Option<BandTuner>,
+    /// The last prepared run's pacer and the narrower space it may run blocks on
+    /// (`simulator/paced.rs`).
+    pacer: Option<(crate::exec::Pacer, E)>,
 }
 
 impl<E: ExecutionSpace, T: Real, const D: usize> WaveSimulator<E, T, D>
@@ -164,6 +168,7 @@ where
             run: None,
             blocking: None,
             tuner: None,
+            pacer: None,
         }
     }
 
@@ -324,6 +329,7 @@ where
         let (blocking, tuner) = self.plan_blocking(&c)?;
         self.blocking = Some(blocking);
         self.tuner = tuner;
+        self.plan_pacing()?;
         self.wavefield = None;
         self.seismogram = None;
         self.run = Some(Run {

@@ -117,12 +117,15 @@ fn merge(args: &RunArgs) -> anyhow::Result<(RunArgs, BTreeSet<&'static str>)> {
     Ok((o, from_file))
 }
 
-/// The checks made before any file is read: the cache size override, and flags that apply
-/// only with another (`--ranks-per-shot` with `--shots`, `--src-y` with `--ny`).
+/// The checks made before any file is read: the cache size and pacing overrides, and flags
+/// that apply only with another (`--ranks-per-shot` with `--shots`, `--src-y` with `--ny`).
 fn check_early(o: &RunArgs, origin: Origin) -> anyhow::Result<()> {
-    // The cache size blocking and the host kernels read: a bad override is refused here,
-    // before any size is chosen or printed.
+    // The cache size blocking and the host kernels read, and the pacing of the time loop: a
+    // bad override is refused here, before any size is chosen or printed.
     if let Err(e) = ppstencil::exec::llc_from_env() {
+        return Err(BadInput(e.to_string()).into());
+    }
+    if let Err(e) = ppstencil::exec::pacing_from_env() {
         return Err(BadInput(e.to_string()).into());
     }
     if o.ranks_per_shot.is_some() && o.shots.is_none() {

@@ -4,6 +4,7 @@
 
 use super::Plan;
 use crate::cli::Backend;
+use ppstencil::exec::Pacer;
 use ppstencil::solver::tuning::BandTuner;
 use ppstencil::solver::{Blocking, RunStats};
 use ppstencil::WaveConfig;
@@ -34,6 +35,8 @@ pub struct Outcome<'a> {
     pub blocking: Option<&'a Blocking>,
     /// The band tuner of an `auto` blocked run.
     pub tuner: Option<&'a BandTuner>,
+    /// The pacer of a run that may use one thread fewer while the machine is crowded.
+    pub pacer: Option<&'a Pacer>,
 }
 
 /// run.json's keys that every run has, 2D or 3D.
@@ -65,6 +68,7 @@ pub fn run_json(plan: &Plan, outcome: &Outcome) -> serde_json::Value {
         "source_mode": config.source_mode.name(),
         "time_block": config.time_block.name(),
         "time_blocking": time_blocking_json(outcome.blocking, outcome.tuner, config.dims()),
+        "pacing": pacing_json(outcome.pacer),
         "snapshots": outcome.frames,
         "cfl": config.cfl(),
         "cfl_limit": outcome.limit,
@@ -74,6 +78,19 @@ pub fn run_json(plan: &Plan, outcome: &Outcome) -> serde_json::Value {
         "max_abs_p": outcome.max_abs,
         "image_clip": outcome.clip,
         "files": outcome.names,
+    })
+}
+
+/// run.json's `pacing`: the threads of the narrower space, the steps run on it and the
+/// windows run on the other width to time it (null: not paced, e.g. one thread, a GPU, or
+/// `PPSTENCIL_PACING=off`).
+fn pacing_json(pacer: Option<&Pacer>) -> serde_json::Value {
+    pacer.map_or(serde_json::Value::Null, |p| {
+        serde_json::json!({
+            "narrow_threads": p.narrow_threads(),
+            "narrow_steps": p.narrow_steps(),
+            "tries": p.tries(),
+        })
     })
 }
 

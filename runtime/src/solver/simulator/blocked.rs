@@ -237,11 +237,10 @@ where
             (Some(plan), Some(tuner)) if k > 1 && k == plan.depth => {
                 let plan = tuner.next_plan();
                 let start = Instant::now();
-                let last = if plan.is_unblocked() {
-                    self.steps(k)?
-                } else {
-                    self.sweep(k, plan)?
-                };
+                let last = self.on_pacer_width(|s| match plan.is_unblocked() {
+                    true => s.steps(k),
+                    false => s.sweep(k, plan),
+                })?;
                 let elapsed = start.elapsed();
                 let tuner = self.tuner.as_mut().expect("a tuned run");
                 if let Some(chosen) = tuner.record(plan, k, elapsed) {
@@ -254,8 +253,8 @@ where
                 }
                 Ok(last)
             }
-            (Some(plan), _) if k > 1 => self.sweep(k, plan),
-            _ => self.steps(k),
+            (Some(plan), _) if k > 1 => self.paced(|s| s.sweep(k, plan)),
+            _ => self.paced(|s| s.steps(k)),
         }
     }
 
