@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates the pictures of the README and docs/guide/ppwave.md (docs/img/*.png) with ppwave
-# itself: the same figure code as `ppwave run` and `ppwave bench --plot`. Run from the
-# repository root:
+# Regenerates the pictures of the README, docs/guide/ppwave.md and docs/guide/adjoint.md
+# (docs/img/*.png) with ppwave itself: the same figure code as `ppwave run` and `ppwave bench
+# --plot`. Run from the repository root:
 #   bash docs/img/regenerate.sh
-# About two minutes of runs on two cores after the release build (the paper run is the longest).
+# About two minutes of runs on two cores after the release build (the paper run is the longest);
+# the last pictures install seiscode-models from PyPI into a temporary virtual environment.
 set -euo pipefail
 cargo build --release -p ppwave
 ppwave=target/release/ppwave
@@ -82,3 +83,27 @@ $ppwave run "${fwi[@]}" --velocity "$tmp/blob.npy" --src-z 12 --src-x 16 --nt 2 
     --out "$tmp/blob-model"
 cp "$tmp/blob-model/velocity.png" $img/fwi_true.png
 cp "$tmp/blob-fwi/model.png" $img/fwi_result.png
+
+# Full-waveform inversion on a third-party model: the checkerboard resolution test of
+# seiscode-models 0.5.1 (PyPI; 200 m cells of 3000 +- 150 m/s on a 60 x 160 grid of 10 m),
+# nine shots on two lines, 20 iterations of L-BFGS from the constant 3000 m/s.
+python3 -m venv "$tmp/venv"
+"$tmp/venv/bin/pip" install -q seiscode-models==0.5.1
+"$tmp/venv/bin/python" - "$tmp/checker.npy" <<'PY'
+import sys, numpy as np, seiscode_models as sm
+v = sm.checkerboard(nx=160, nz=60, dx=10.0, dz=10.0, cell=20, v0=3000.0, dv=150.0)
+np.save(sys.argv[1], np.ascontiguousarray(v.T.astype(np.float64)))
+PY
+{ for x in 16 46 76 106 136; do echo "12 $x"; done; for x in 31 61 91 121; do echo "47 $x"; done; } \
+    > "$tmp/checker-shots.txt"
+checker=(--nt 800 --dt 0.001 --dh 10 --fpeak 10 --absorb 10 --boundary sponge --source-mode add
+         --precision f64 --receivers 12:12:148:2 --receivers 47:12:148:2)
+$ppwave run "${checker[@]}" --velocity "$tmp/checker.npy" --shots "$tmp/checker-shots.txt" \
+    --out "$tmp/checker-data"
+$ppwave invert "${checker[@]}" --nz 60 --nx 160 --vmin 3000 --layer 0:1:3000 \
+    --shots "$tmp/checker-shots.txt" --data "$tmp/checker-data" --iterations 20 --step 100 \
+    --bounds 2500:3500 --out "$tmp/checker-fwi"
+$ppwave run "${checker[@]}" --velocity "$tmp/checker.npy" --src-z 12 --src-x 16 --nt 2 \
+    --out "$tmp/checker-model"
+cp "$tmp/checker-model/velocity.png" $img/fwi_checker_true.png
+cp "$tmp/checker-fwi/model.png" $img/fwi_checker_result.png

@@ -512,7 +512,7 @@ fn survey<'py>(
         }
     };
     let storage = match memory {
-        None => Storage::Full,
+        None => Storage::within_available_memory(),
         Some(bytes) => Storage::Budget { bytes },
     };
     let grid = setup.shape.clone();
@@ -533,7 +533,8 @@ fn survey<'py>(
 /// summed over the shots in order. ``sources`` ``(shots, 2|3)``; ``observed`` ``(shots, nt,
 /// receivers)`` float64; ``wavelets`` ``(shots, nt)`` (default: the simulator's additive
 /// Ricker of ``fpeak``, ``source_delay``); ``memory``: bytes for the forward wavefield
-/// (binomial checkpoints when every step does not fit; the same result bit for bit).
+/// (binomial checkpoints when every step does not fit; the same result bit for bit; default:
+/// half the memory available when the call starts).
 /// ``progress``: called as ``progress(steps)`` after every time step of the call, counting
 /// every step of every forward, adjoint and recomputed (checkpoint) sweep of every shot:
 /// ``shots × 2 × nt`` with full storage, more with checkpoints. Ctrl-C, or an exception

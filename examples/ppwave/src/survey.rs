@@ -22,7 +22,7 @@ pub struct SurveyArgs {
     pub data: PathBuf,
     /// Memory for the forward wavefield, in bytes with an optional K, M or G (powers of
     /// 1024): every step kept when they fit, else binomial checkpoints in that much
-    /// [default: every step kept].
+    /// [default: half the memory available when the run starts].
     #[arg(long, value_name = "BYTES")]
     pub memory: Option<String>,
     /// The model and geometry, as `ppwave run` takes them (--velocity: the starting or
@@ -138,7 +138,7 @@ pub fn load(command: &str, args: &SurveyArgs) -> anyhow::Result<Survey> {
         inputs.push(("--data", file.clone()));
     }
     let storage = match &args.memory {
-        None => Storage::Full,
+        None => Storage::within_available_memory(),
         Some(m) => Storage::Budget {
             bytes: parse_memory(m)?,
         },

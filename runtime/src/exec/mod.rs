@@ -432,8 +432,11 @@ pub(crate) mod tests {
         let solo = two.narrowed().expect("two threads narrow");
         assert!(solo.solo && solo.threads() == 1 && solo.host_threads() == 1);
         assert_eq!(solo.chunk_rows, Some(5));
-        assert_eq!(solo.install(|| rayon::current_thread_index()), None);
-        let three = Rayon::with_threads(3).unwrap().narrowed().expect("three narrow");
+        assert_eq!(solo.install(rayon::current_thread_index), None);
+        let three = Rayon::with_threads(3)
+            .unwrap()
+            .narrowed()
+            .expect("three narrow");
         assert!(!three.solo && three.threads() == 2);
         assert!(Rayon::with_threads(1).unwrap().narrowed().is_none());
         assert!(Serial.narrowed().is_none() && Serial.host_threads() == 1);

@@ -123,8 +123,6 @@ pub struct WaveOperator<E: ExecutionSpace, T: Real = f32, const D: usize = 2> {
     /// `kv2` on the host (row-major values): the scale of the adjoint's injected and
     /// recorded values.
     kv2_host: Vec<T>,
-    /// `1 / kv2` in the space: turns the scaled adjoint field `s` back into `q`.
-    inv_kv2: Field<E, T, D>,
     /// The sponge's damping `eta` in the space, when there is a sponge.
     eta: Option<Field<E, T, D>>,
     /// The velocity model on the host (row-major values).
@@ -218,9 +216,6 @@ where
         let dtdh2 = T::lit((c.dt / c.dh) * (c.dt / c.dh));
         Dims::<D>::kv2(&space, &mut kv2, &v, dtdh2)?;
         let kv2_host = kv2.to_host()?.as_slice().to_vec();
-        let inv: Vec<T> = kv2_host.iter().map(|&k| T::lit(1.0) / k).collect();
-        let mut inv_kv2 = Field::<E, T, D>::zeros(shape)?;
-        inv_kv2.copy_from_host(&inv)?;
         let eta = match c.layer() {
             Some(Boundary::Sponge) => Some(Field::<E, T, D>::from_host(&sponge_eta(
                 c, velocity, shape,
@@ -235,7 +230,6 @@ where
             shape,
             kv2,
             kv2_host,
-            inv_kv2,
             eta,
             velocity: velocity.as_slice().to_vec(),
             source,
@@ -338,9 +332,13 @@ where
         traces: &[T],
         mut hook: impl FnMut(usize, &Field<E, T, D>) -> Result<()> + Send,
     ) -> Result<Vec<T>> {
+        // q = s / kv2, as s times 1 / kv2 (a field of this call only).
+        let inv: Vec<T> = self.kv2_host.iter().map(|&k| T::lit(1.0) / k).collect();
+        let mut inv_kv2 = Field::<E, T, D>::zeros(self.shape)?;
+        inv_kv2.copy_from_host(&inv)?;
         let mut q = Field::<E, T, D>::zeros(self.shape)?;
         self.adjoint_at(traces, None, |n, s| {
-            fd_scale_nd(&self.space, &mut q, s, &self.inv_kv2)?;
+            fd_scale_nd(&self.space, &mut q, s, &inv_kv2)?;
             hook(n, &q)
         })
     }

@@ -29,6 +29,47 @@ pub enum Storage {
     },
 }
 
+impl Storage {
+    /// The storage of a call given no budget: [`Storage::Budget`] of half the memory the
+    /// process can still allocate (the least of Linux's `MemAvailable` and its cgroup's room),
+    /// so every level is kept where that fits and binomial checkpoints are used where it
+    /// does not; [`Storage::Full`] where neither can be read.
+    pub fn within_available_memory() -> Storage {
+        let read = |path: &str| std::fs::read_to_string(path).ok();
+        let system = read("/proc/meminfo").and_then(|m| mem_available(&m));
+        let cgroup = match (
+            read("/sys/fs/cgroup/memory.max"),
+            read("/sys/fs/cgroup/memory.current"),
+        ) {
+            (Some(max), Some(current)) => cgroup_room(&max, &current),
+            _ => None,
+        };
+        match system.into_iter().chain(cgroup).min() {
+            Some(bytes) => Storage::Budget { bytes: bytes / 2 },
+            None => Storage::Full,
+        }
+    }
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let n: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => n.checked_mul(1024),
+        _ => None,
+    }
+}
+
+/// The bytes a cgroup (v2) may still allocate: `memory.max − memory.current`; `None` without
+/// a limit (`max`).
+fn cgroup_room(max: &str, current: &str) -> Option<u64> {
+    let max: u64 = max.trim().parse().ok()?;
+    let current: u64 = current.trim().parse().ok()?;
+    Some(max.saturating_sub(current))
+}
+
 /// One shot of a survey: its source point, its wavelet (`nt` values) and its observed
 /// traces (`nt × nrec`, the operator's receivers).
 #[derive(Clone, Copy, Debug)]
@@ -504,5 +545,33 @@ where
             }
         }
         Ok(field)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The memory readings, from texts written by hand in the kernel's formats.
+    #[test]
+    fn available_memory_is_read_from_meminfo_and_the_cgroup() {
+        let meminfo = "MemTotal:       24554108 kB\nMemFree:         1000000 kB\n\
+                       MemAvailable:   20000000 kB\nBuffers:           1 kB\n";
+        assert_eq!(mem_available(meminfo), Some(20_000_000 * 1024));
+        assert_eq!(mem_available("MemTotal: 5 kB\n"), None);
+        assert_eq!(mem_available("MemAvailable: lots kB\n"), None);
+        assert_eq!(cgroup_room("8589934592\n", "1073741824\n"), Some(7 << 30));
+        assert_eq!(cgroup_room("max\n", "1073741824\n"), None);
+        assert_eq!(cgroup_room("100\n", "200\n"), Some(0));
+        // On Linux the default is a budget of at most half the machine's available memory.
+        if let Some(avail) = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| mem_available(&m))
+        {
+            match Storage::within_available_memory() {
+                Storage::Budget { bytes } => assert!(bytes > 0 && bytes <= avail / 2 + (64 << 20)),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }
