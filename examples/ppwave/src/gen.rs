@@ -15,11 +15,12 @@ struct Entry {
     body: String,
 }
 
-/// The built-in acoustic kernels: the sources embedded in their metadata.
+/// The built-in acoustic kernels, then the adjoint's: the sources embedded in their metadata.
 fn builtin(backend: GenBackend) -> anyhow::Result<Vec<Entry>> {
     let name = backend.name();
     ppstencil::kernels::ALL
         .iter()
+        .chain(ppstencil::kernels::adjoint::ALL)
         .map(|info: &StencilInfo| {
             let body = match backend {
                 GenBackend::Dsl => info.dsl,

@@ -10,7 +10,8 @@ fn gen_prints_the_generated_kernels() {
     let o = ppwave(&["gen", "--backend", "serial"]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    for info in ppstencil::kernels::ALL {
+    let adjoint = ppstencil::kernels::adjoint::ALL;
+    for info in ppstencil::kernels::ALL.iter().chain(adjoint) {
         assert!(
             text.contains(&format!("===== {} (serial)", info.name)),
             "{}",
@@ -28,6 +29,21 @@ fn gen_prints_the_generated_kernels() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("fn fd_time(pnew: out"), "{text}");
     assert!(!text.contains("fd_pxx"), "only the chosen stencil: {text}");
+
+    // The adjoint's kernels too: the gradient's imaging condition of order 4, its Laplacian
+    // written out (weights -1/12, 4/3 and -5/2 per axis: the centre -5 in 2D).
+    let o = ppwave(&["gen", "--backend", "dsl", "--stencil", "fd_adjoint_grad_4"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("fn fd_adjoint_grad_4(g: inout, s: in, p: in)"),
+        "{text}"
+    );
+    let body = "g[0, 0] = g[0, 0] + s[0, 0] * (-0.08333333333333333 * (p[0, -2] + p[0, 2]";
+    assert!(
+        text.contains(body) && text.contains("- 5.0 * p[0, 0]);"),
+        "{text}"
+    );
 }
 
 #[test]

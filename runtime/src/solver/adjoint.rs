@@ -307,7 +307,7 @@ where
         stepper: &mut Stepper<'_, E, T, D>,
         source: [usize; D],
         wavelet: &[T],
-        hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()> + Send,
+        hook: impl FnMut(usize, &mut Stepper<'_, E, T, D>) -> Result<()> + Send,
     ) -> Result<Vec<T>> {
         check_len("wavelet", wavelet.len(), self.config.nt, "nt")?;
         let recorded: Vec<[usize; D]> = self.receivers.clone();
@@ -394,7 +394,7 @@ where
         value: impl Fn(usize, usize) -> T + Sync,
         record: &[[usize; D]],
         out: &mut [T],
-        hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()> + Send,
+        hook: impl FnMut(usize, &mut Stepper<'_, E, T, D>) -> Result<()> + Send,
     ) -> Result<()> {
         let shape = self.shape;
         let index = |at: &[usize; D]| (0..D).fold(0, |k, a| k * shape[a] + at[a]);
@@ -431,7 +431,7 @@ where
         value: &(impl Fn(usize, usize) -> T + Sync),
         flat: &[usize],
         out: &mut [T],
-        mut hook: impl FnMut(usize, &Stepper<'_, E, T, D>) -> Result<()> + Send,
+        mut hook: impl FnMut(usize, &mut Stepper<'_, E, T, D>) -> Result<()> + Send,
     ) -> Result<()> {
         let n = flat.len();
         let mut scratch = None;

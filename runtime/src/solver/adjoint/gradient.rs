@@ -471,17 +471,26 @@ where
         let mut stepper = Stepper::counting(self, Direction::Forward, Some(done))?;
         match checkpoints {
             None => {
-                // p[1] ... p[nt-1]: the levels the imaging condition needs (p[0] = 0).
+                // p[1] ... p[nt-1]: the levels the imaging condition needs (p[0] = 0), kept
+                // without a copy: after step n the stepper's spare level holds p[n-1], which
+                // the next step would overwrite; it is kept, and a field of `kept` (the last
+                // shot's levels, else a new one) takes its place, to be written whole by the
+                // next step. p[nt-1] is the last `pold`.
+                let mut levels = Vec::with_capacity(nt.saturating_sub(1));
                 let traces = self.forward_at(&mut stepper, shot.source, shot.wavelet, |n, s| {
-                    if n + 1 < nt {
-                        if n == kept.len() {
-                            kept.push(Field::<E, T, D>::zeros(self.shape)?);
-                        }
-                        fd_copy_nd(&self.space, &mut kept[n], &s.p)?;
+                    if n >= 2 {
+                        let spare = match kept.pop() {
+                            Some(f) => f,
+                            None => Field::<E, T, D>::zeros(self.shape)?,
+                        };
+                        levels.push(std::mem::replace(&mut s.pnew, spare));
                     }
                     Ok(())
                 })?;
-                Ok((traces, Levels::Full(kept)))
+                if nt >= 2 {
+                    levels.push(stepper.pold);
+                }
+                Ok((traces, Levels::Full(levels)))
             }
             Some(slots) => {
                 let mut book = Book::new(self.shape, slots, nt)?;
