@@ -19,10 +19,10 @@ struct Entry {
     body: String,
 }
 
-/// The built-in acoustic kernels, their sources as embedded in the library.
+/// The built-in kernels (acoustic, then the adjoint's), their sources as embedded in the
+/// library.
 fn builtin(backend: &str) -> PyResult<Vec<Entry>> {
-    ppstencil::kernels::ALL
-        .iter()
+    ppstencil::kernels::builtin()
         .map(|info| {
             let body = match backend {
                 "dsl" => info.dsl,
@@ -153,14 +153,13 @@ pub fn gen(dsl: Option<&str>, backend: &str, stencil: Option<&str>) -> PyResult<
     Ok(text)
 }
 
-/// The names of the stencils of a DSL text (or of the built-in acoustic kernels), in order.
+/// The names of the stencils of a DSL text (or of the built-in kernels), in order.
 #[pyfunction]
 #[pyo3(signature = (dsl=None))]
 pub fn stencil_names(dsl: Option<&str>) -> PyResult<Vec<String>> {
     Ok(match dsl {
         Some(text) => parse(text)?.into_iter().map(|s| s.name).collect(),
-        None => ppstencil::kernels::ALL
-            .iter()
+        None => ppstencil::kernels::builtin()
             .map(|i| i.name.to_string())
             .collect(),
     })

@@ -43,6 +43,7 @@ def test_gen_without_reference():
     assert "__global__" in pps.gen(HEAT, "cuda")
     assert pps.stencil_names(HEAT) == ["heat_step", "heat3d"]
     assert "fd_step_4" in pps.stencil_names()
+    assert "fd_adjoint_grad_4" in pps.stencil_names()
     assert pps.gen(backend="dsl", stencil="fd_step_4").startswith("// ===== fd_step_4 (dsl)")
 
 

@@ -629,6 +629,12 @@ fused_steps! {
     16 => fd_step_16 / FdStep16, fd_step_3d_16 / FdStep3d16;
 }
 
+/// Metadata of every built-in kernel: the acoustic ones ([`ALL`]), then the adjoint's
+/// ([`adjoint::ALL`]); what `ppwave gen` and the Python package's `gen` print.
+pub fn builtin() -> impl Iterator<Item = &'static crate::launch::StencilInfo> {
+    ALL.iter().chain(adjoint::ALL)
+}
+
 /// Metadata of every acoustic kernel, for tools (`ppwave gen`, benchmarks).
 pub const ALL: &[crate::launch::StencilInfo] = {
     use crate::launch::Stencil;

@@ -18,9 +18,7 @@ struct Entry {
 /// The built-in acoustic kernels, then the adjoint's: the sources embedded in their metadata.
 fn builtin(backend: GenBackend) -> anyhow::Result<Vec<Entry>> {
     let name = backend.name();
-    ppstencil::kernels::ALL
-        .iter()
-        .chain(ppstencil::kernels::adjoint::ALL)
+    ppstencil::kernels::builtin()
         .map(|info: &StencilInfo| {
             let body = match backend {
                 GenBackend::Dsl => info.dsl,

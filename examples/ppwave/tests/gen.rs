@@ -11,6 +11,10 @@ fn gen_prints_the_generated_kernels() {
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
     let adjoint = ppstencil::kernels::adjoint::ALL;
+    assert!(
+        adjoint.len() > 20,
+        "the gradient of 8 orders in 2D and 3D and 6 more"
+    );
     for info in ppstencil::kernels::ALL.iter().chain(adjoint) {
         assert!(
             text.contains(&format!("===== {} (serial)", info.name)),
