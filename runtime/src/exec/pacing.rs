@@ -107,7 +107,9 @@ struct Window {
 }
 
 /// Chooses, block by block, whether a run uses all of its space's threads (wide) or the
-/// narrower space (narrow); see the [module docs](self).
+/// narrower space ([`ExecutionSpace::narrowed`]): it times the other width only while the
+/// machine has more runnable threads than CPUs (Linux's `/proc/loadavg`) and keeps the faster
+/// (`docs/design/0016-pacing.md`).
 pub struct Pacer {
     threads: usize,
     narrow_threads: usize,
