@@ -348,6 +348,7 @@ impl ExecutionSpace for Rayon {
 
     fn launch_group<T: Real>(&self, group: Group<'_, Self, T>) -> Result<()> {
         if self.solo {
+            // Kernel by kernel, each through `launch`, that is `Serial`'s.
             return group.in_turn(self);
         }
         let size = std::mem::size_of::<T>();
@@ -365,12 +366,12 @@ impl ExecutionSpace for Rayon {
         ins: &[&HostBuffer<T>],
         reals: &[T],
     ) -> Result<()> {
+        if self.solo {
+            return Serial.launch::<S, T>(grid, wins, outs, ins, reals);
+        }
         let fields = outs.len() + ins.len();
         let chunk = self.rows_per_task(grid, fields, std::mem::size_of::<T>());
         let (mut o, i) = host_views(outs, ins);
-        if self.solo {
-            return S::serial(grid, wins, &mut o, &i, reals);
-        }
         self.in_pool(|| S::rayon(grid, wins, &mut o, &i, reals, chunk))
     }
 

@@ -396,8 +396,7 @@ where
         out: &mut [T],
         hook: impl FnMut(usize, &mut Stepper<'_, E, T, D>) -> Result<()> + Send,
     ) -> Result<()> {
-        let shape = self.shape;
-        let index = |at: &[usize; D]| (0..D).fold(0, |k, a| k * shape[a] + at[a]);
+        let index = |at: &[usize; D]| flat_index(self.shape, *at);
         let flat: Vec<usize> = record.iter().map(index).collect();
         // The adjoint runs on s = kv2 q: values in are scaled by kv2, values out divided by
         // it (a scale of 1, exact, for the forward run).
@@ -612,6 +611,11 @@ fn sample<M: MemorySpace, T: Real, const D: usize>(
         *o = values[k];
     }
     Ok(())
+}
+
+/// The row-major index of the point `at` in a grid of `shape`.
+fn flat_index<const D: usize>(shape: [usize; D], at: [usize; D]) -> usize {
+    (0..D).fold(0, |k, a| k * shape[a] + at[a])
 }
 
 /// An error unless a buffer `what` has `want` values.

@@ -3,7 +3,9 @@
 
 use super::checkpoint::{self, Action};
 use super::shots::{Part, ShotSum};
-use super::{check_len, Direction, Field, HostFieldN, MisfitGradient, Stepper, WaveOperator};
+use super::{
+    check_len, flat_index, Direction, Field, HostFieldN, MisfitGradient, Stepper, WaveOperator,
+};
 use crate::kernels::adjoint::{fd_adjoint_grad_nd, fd_adjoint_image_nd, fd_copy_nd};
 use crate::solver::dims::{Dims, WaveKernels};
 use crate::{Error, ExecutionSpace, Param, Real, Result};
@@ -230,7 +232,7 @@ where
     pub fn source_wavelet(&self, source: [usize; D]) -> Result<Vec<T>> {
         self.check_source(0, source)?;
         let c = &self.config;
-        let flat = (0..D).fold(0, |k, a| k * self.shape[a] + source[a]);
+        let flat = flat_index(self.shape, source);
         let v = self.velocity[flat].to_f64();
         let scale = c.dt * c.dt * v * v / c.dh.powi(D as i32);
         Ok(
